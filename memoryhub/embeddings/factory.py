@@ -1,0 +1,74 @@
+"""One embedder per configuration per process."""
+
+from __future__ import annotations
+
+import threading
+
+from .base import Embedder, EmbedderConfigError
+from .local import MODEL_NAME, LocalEmbedder
+from .remote import LegacyEmbedder, OpenAIEmbedder
+
+PROVIDERS = ("local", "openai", "legacy")
+_LOCAL_MODEL_NAMES = {"", "all-MiniLM-L6-v2", MODEL_NAME, f"local:{MODEL_NAME}"}
+
+_cache: dict[tuple[object, ...], Embedder] = {}
+_cache_lock = threading.Lock()
+
+
+def get_embedder(
+    *,
+    provider: str = "local",
+    url: str = "",
+    model: str = "",
+    api_key: str = "",
+    timeout: float = 10.0,
+    dim: int = 0,
+) -> Embedder:
+    """Return the embedder for this configuration, building it on the first call.
+
+    ``provider`` is ``local`` (the bundled all-MiniLM-L6-v2, the default),
+    ``openai`` (``POST {url}/embeddings``) or ``legacy`` (``POST {url}`` with one
+    prompt per request). ``url``, ``api_key``, ``timeout`` and ``dim`` (0 = learn
+    it from the first answer) apply to the remote providers. The same arguments
+    give the same instance, so the local model loads once per process.
+    """
+    provider = (provider or "local").strip().lower()
+    if provider not in PROVIDERS:
+        raise EmbedderConfigError(
+            f"Unknown embeddings provider {provider!r}; use one of {', '.join(PROVIDERS)}."
+        )
+    if provider == "local":
+        if model.strip() not in _LOCAL_MODEL_NAMES:
+            raise EmbedderConfigError(
+                f"The local embeddings provider only runs all-MiniLM-L6-v2, not {model!r}; "
+                "leave the model empty, or use the openai or legacy provider for other models."
+            )
+        key: tuple[object, ...] = ("local",)
+    else:
+        if not model:
+            raise EmbedderConfigError(
+                f"The {provider} embeddings provider needs a model name; set it in the "
+                "embeddings settings."
+            )
+        key = (provider, url, model, api_key, float(timeout), dim)
+
+    embedder = _cache.get(key)
+    if embedder is not None:
+        return embedder
+    with _cache_lock:
+        embedder = _cache.get(key)
+        if embedder is None:
+            embedder = _build(
+                provider, url=url, model=model, api_key=api_key, timeout=timeout, dim=dim
+            )
+            _cache[key] = embedder
+    return embedder
+
+
+def _build(
+    provider: str, *, url: str, model: str, api_key: str, timeout: float, dim: int
+) -> Embedder:
+    if provider == "local":
+        return LocalEmbedder()
+    cls = OpenAIEmbedder if provider == "openai" else LegacyEmbedder
+    return cls(url=url, model=model, api_key=api_key, timeout=timeout, dim=dim)

