@@ -1,0 +1,65 @@
+# MemoryHub: `make run` serves web + worker + beat; `make test` runs the whole suite.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+
+# First interpreter that is Python >= 3.12 and actually runs: python3.13 / python3.12 /
+# python3 on PATH, then any pyenv-installed version (its shims only run when selected).
+define find_python
+ok() { "$$1" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; }; \
+for c in "$$PYTHON" python3.13 python3.12 python3; do \
+  [ -n "$$c" ] && command -v "$$c" >/dev/null 2>&1 && ok "$$c" && { command -v "$$c"; exit 0; }; \
+done; \
+if command -v pyenv >/dev/null 2>&1; then \
+  root="$$(pyenv root)"; \
+  for v in $$(ls "$$root/versions" 2>/dev/null | sort -rV); do \
+    p="$$root/versions/$$v/bin/python3"; [ -x "$$p" ] && ok "$$p" && { echo "$$p"; exit 0; }; \
+  done; \
+fi; \
+exit 1
+endef
+export find_python
+
+.PHONY: run test lint format bench venv clean
+
+$(PY):
+	@py="$$(bash -c "$$find_python")" || { \
+	  echo "MemoryHub needs Python 3.12 or newer and none was found (tried python3.13, python3.12, python3 and pyenv)."; \
+	  echo "Install one (e.g. 'pyenv install 3.12') or point PYTHON=/path/to/python3.12 at it."; exit 1; }; \
+	echo "Creating $(VENV) with $$py ($$($$py --version))"; \
+	"$$py" -m venv $(VENV)
+	@$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	@touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e ".[test,postgres]"
+	@touch $@ $(VENV)/.installed-run
+
+venv: $(VENV)/.installed-run
+
+run: $(VENV)/.installed-run
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py collectstatic --noinput -v 0
+	$(PY) manage.py ensure_admin
+	$(PY) manage.py runall
+
+test: $(VENV)/.installed-test
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-test
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(VENV)/.installed-test
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
+
+bench: $(VENV)/.installed-test
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV)

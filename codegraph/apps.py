@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CodegraphConfig(AppConfig):
+    name = "codegraph"
+    verbose_name = "CodeGraph"

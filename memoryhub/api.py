@@ -1,0 +1,71 @@
+"""The one NinjaAPI: apps add their routers here; errors are mapped to JSON once."""
+
+from django.http import HttpRequest, HttpResponse
+from ninja import NinjaAPI, Schema
+from ninja.errors import HttpError, ValidationError
+
+from memoryhub.errors import ApplicationError
+from memoryhub.health import health_report
+
+api = NinjaAPI(
+    title="MemoryHub API",
+    version="1",
+    description=(
+        "Memory for AI agents. Agents authenticate with `Authorization: Bearer <token>` "
+        "(create tokens under Agents in the dashboard); the dashboard uses its session."
+    ),
+    docs_url="/docs",
+    urls_namespace="api",
+)
+
+
+@api.exception_handler(ApplicationError)
+def on_application_error(request: HttpRequest, exc: ApplicationError) -> HttpResponse:
+    return api.create_response(request, {"detail": exc.message, **exc.extra},
+                               status=exc.status_code)
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    return api.create_response(request, {"detail": str(exc.message)}, status=exc.status_code)
+
+
+@api.exception_handler(ValidationError)
+def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    errors = [
+        {
+            "field": ".".join(str(part) for part in err.get("loc", ())[1:]) or "body",
+            "message": err.get("msg", "invalid"),
+            "type": err.get("type", ""),
+        }
+        for err in exc.errors
+    ]
+    summary = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or "Invalid input."
+    return api.create_response(request, {"detail": summary, "errors": errors}, status=422)
+
+
+class ComponentOut(Schema):
+    ok: bool
+
+
+class HealthOut(Schema):
+    status: str
+    database: dict
+    vec: dict
+    broker: dict
+    worker: dict
+
+
+@api.get("/health", response=HealthOut, tags=["health"], auth=None)
+def health(request: HttpRequest) -> dict:
+    """Database, sqlite-vec (or pgvector), broker and worker status."""
+    return health_report()
+
+
+def _register_routers() -> None:
+    from teams.api import router as teams_router
+
+    api.add_router("/", teams_router)
+
+
+_register_routers()

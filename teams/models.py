@@ -1,0 +1,199 @@
+"""Teams, memberships, per-user memory settings, agent tokens, the audit trail, and the
+abstract scoped row that carries the one access rule every app obeys."""
+
+import hashlib
+from typing import Self
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Visibility(models.TextChoices):
+    PRIVATE = "private", "Private"
+    TEAM = "team", "Team"
+    GLOBAL = "global", "Global"
+
+
+class Role(models.TextChoices):
+    MEMBER = "member", "Member"
+    ADMIN = "admin", "Admin"
+
+
+class Membership(models.Model):
+    """A user's place in a team (a Django auth Group)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    team = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "team"], name="membership_unique_user_team")
+        ]
+        ordering = ["team__name", "user__username"]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+class MemorySettings(models.Model):
+    """Per-user defaults for new rows: which team they belong to and who sees them."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_settings"
+    )
+    active_team = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    default_visibility = models.CharField(
+        max_length=16, choices=Visibility.choices, default=Visibility.PRIVATE
+    )
+
+    def __str__(self) -> str:
+        return f"memory settings of {self.user}"
+
+
+def team_ids_of(user: AbstractBaseUser | AnonymousUser) -> models.QuerySet:
+    """Subquery of the ids of the teams ``user`` belongs to."""
+    return Membership.objects.filter(user_id=user.pk).values("team_id")
+
+
+class ScopedQuerySet(models.QuerySet):
+    def visible_to(self, user: AbstractBaseUser | AnonymousUser | None) -> Self:
+        """The access rule: global rows, the user's own rows, and team rows of the
+        user's teams. Anonymous and inactive users see nothing."""
+        if user is None or not user.is_authenticated or not user.is_active:
+            return self.none()
+        return self.filter(
+            Q(visibility=Visibility.GLOBAL)
+            | Q(owner_id=user.pk)
+            | Q(visibility=Visibility.TEAM, team_id__in=team_ids_of(user))
+        )
+
+
+class ScopedModel(models.Model):
+    """A row that belongs to an owner, optionally a team, and a project scope key."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    team = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    visibility = models.CharField(
+        max_length=16, choices=Visibility.choices, default=Visibility.PRIVATE, db_index=True
+    )
+    project = models.CharField(max_length=200, blank=True, default="", db_index=True)
+
+    objects = ScopedQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def is_visible_to(self, user: AbstractBaseUser | AnonymousUser | None) -> bool:
+        """The access rule for one row already in memory (mirrors ``visible_to``)."""
+        if user is None or not user.is_authenticated or not user.is_active:
+            return False
+        if self.visibility == Visibility.GLOBAL or self.owner_id == user.pk:
+            return True
+        return (
+            self.visibility == Visibility.TEAM
+            and self.team_id is not None
+            and Membership.objects.filter(user_id=user.pk, team_id=self.team_id).exists()
+        )
+
+    def is_editable_by(self, user: AbstractBaseUser | AnonymousUser | None) -> bool:
+        """Owners edit their rows; team admins edit their team's team rows."""
+        if user is None or not user.is_authenticated or not user.is_active:
+            return False
+        if self.owner_id == user.pk:
+            return True
+        return (
+            self.visibility == Visibility.TEAM
+            and self.team_id is not None
+            and Membership.objects.filter(
+                user_id=user.pk, team_id=self.team_id, role=Role.ADMIN
+            ).exists()
+        )
+
+
+class Scope(models.TextChoices):
+    READ = "read", "Read"
+    WRITE = "write", "Write"
+
+
+def hash_secret(secret: str) -> str:
+    # Secrets are 256 random bits, so a fast hash is enough: nothing to brute-force.
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class AgentToken(models.Model):
+    """A named credential an agent uses to act as its owner, narrowed by scopes."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="agent_tokens"
+    )
+    name = models.CharField(max_length=100)
+    fleet = models.CharField(max_length=100, blank=True, default="")
+    role = models.CharField(max_length=100, blank=True, default="")
+    scopes = models.JSONField(default=list)
+    prefix = models.CharField(max_length=16, help_text="Shown to tell tokens apart.")
+    secret_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "name"],
+                condition=Q(revoked_at__isnull=True),
+                name="agent_token_unique_active_name",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.scopes
+
+
+class AuditEvent(models.Model):
+    """One thing that happened: who (user, and token if an agent), what, to what."""
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="audit_events",
+    )
+    actor_token = models.ForeignKey(
+        AgentToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Kept as text so the trail still reads right after a user or token is deleted.
+    actor_label = models.CharField(max_length=200, blank=True, default="")
+    action = models.CharField(max_length=64, db_index=True)
+    target_type = models.CharField(max_length=64, blank=True, default="")
+    target_id = models.CharField(max_length=64, blank=True, default="")
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["actor", "-created_at"], name="audit_actor_time")]
+
+    def __str__(self) -> str:
+        return f"{self.actor_label} {self.action} {self.target_type}:{self.target_id}"

@@ -1,0 +1,75 @@
+"""Reads for teams, tokens and the audit trail."""
+
+from datetime import date, datetime, time
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from teams.models import AgentToken, AuditEvent, Membership
+
+
+def team_list_for(*, user: AbstractBaseUser) -> QuerySet[Group]:
+    """Teams the user can see: all of them for staff, their own otherwise."""
+    teams = Group.objects.annotate(member_count=Count("memberships"))
+    if not user.is_staff:
+        teams = teams.filter(memberships__user=user)
+    return teams.order_by("name")
+
+
+def team_get_for(*, user: AbstractBaseUser, team_id: int) -> Group | None:
+    return team_list_for(user=user).filter(pk=team_id).first()
+
+
+def membership_list(*, team: Group) -> QuerySet[Membership]:
+    return Membership.objects.filter(team=team).select_related("user").order_by("user__username")
+
+
+def memberships_of(*, user: AbstractBaseUser) -> QuerySet[Membership]:
+    return Membership.objects.filter(user=user).select_related("team").order_by("team__name")
+
+
+def user_list_not_in(*, team: Group) -> QuerySet:
+    return (
+        get_user_model()
+        .objects.filter(is_active=True)
+        .exclude(memberships__team=team)
+        .order_by("username")
+    )
+
+
+def agent_token_list(*, user: AbstractBaseUser) -> QuerySet[AgentToken]:
+    return AgentToken.objects.filter(user=user).order_by("revoked_at", "-created_at")
+
+
+def audit_event_list(
+    *,
+    viewer: AbstractBaseUser,
+    actor: str = "",
+    action: str = "",
+    date_from: date | None = None,
+    date_to: date | None = None,
+) -> QuerySet[AuditEvent]:
+    """Audit events the viewer may read, newest first: staff read everything, others
+    their own actions (including their agents')."""
+    events = AuditEvent.objects.select_related("actor", "actor_token")
+    if not viewer.is_staff:
+        events = events.filter(actor=viewer)
+    if actor:
+        events = events.filter(Q(actor__username__iexact=actor) | Q(actor_label__icontains=actor))
+    if action:
+        events = events.filter(action=action)
+    tz = timezone.get_current_timezone()
+    if date_from:
+        events = events.filter(created_at__gte=datetime.combine(date_from, time.min, tz))
+    if date_to:
+        events = events.filter(created_at__lte=datetime.combine(date_to, time.max, tz))
+    return events.order_by("-created_at", "-id")
+
+
+def audit_action_names(*, viewer: AbstractBaseUser) -> list[str]:
+    events = AuditEvent.objects.all() if viewer.is_staff else AuditEvent.objects.filter(
+        actor=viewer
+    )
+    return list(events.order_by("action").values_list("action", flat=True).distinct())

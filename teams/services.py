@@ -1,0 +1,336 @@
+"""Writes for teams, memberships, memory settings, agent tokens and the audit trail."""
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest
+from django.utils import timezone
+
+from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
+from teams.models import (
+    AgentToken,
+    AuditEvent,
+    Membership,
+    MemorySettings,
+    Role,
+    Scope,
+    Visibility,
+    hash_secret,
+)
+
+TOKEN_PREFIX = "mh_"
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is acting: a user, or an agent acting as its token's user."""
+
+    user: AbstractBaseUser
+    token: AgentToken | None = None
+
+    @classmethod
+    def from_request(cls, request: HttpRequest) -> "Actor":
+        return cls(user=request.user, token=getattr(request, "agent_token", None))
+
+    @property
+    def label(self) -> str:
+        if self.token is not None:
+            return f"{self.user.get_username()} via agent {self.token.name}"
+        return self.user.get_username()
+
+
+# --- Audit -------------------------------------------------------------------------------
+
+
+def audit_log(
+    *,
+    actor: Actor | None,
+    action: str,
+    target_type: str = "",
+    target_id: object = "",
+    details: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Record one audit event. Call it inside the transaction of the change it records."""
+    return AuditEvent.objects.create(
+        actor=actor.user if actor else None,
+        actor_token=actor.token if actor else None,
+        actor_label=actor.label if actor else "system",
+        action=action,
+        target_type=target_type,
+        target_id=str(target_id),
+        details=details or {},
+    )
+
+
+# --- Teams and memberships -----------------------------------------------------------------
+
+
+def can_manage_team(*, user: AbstractBaseUser, team: Group) -> bool:
+    """Staff manage every team; a team's admins manage its members."""
+    if user.is_staff:
+        return True
+    return Membership.objects.filter(user_id=user.pk, team=team, role=Role.ADMIN).exists()
+
+
+def _clean_team_name(name: str) -> str:
+    name = " ".join((name or "").split())
+    if not name:
+        raise InvalidInput("A team needs a name.")
+    if len(name) > 150:
+        raise InvalidInput("A team name is at most 150 characters.")
+    return name
+
+
+@transaction.atomic
+def team_create(*, actor: Actor, name: str) -> Group:
+    """Create a team (staff only); the creator becomes its first admin."""
+    if not actor.user.is_staff:
+        raise Forbidden("Only staff can create teams.")
+    name = _clean_team_name(name)
+    if Group.objects.filter(name__iexact=name).exists():
+        raise Conflict(f"A team named '{name}' already exists.")
+    team = Group.objects.create(name=name)
+    Membership.objects.create(user=actor.user, team=team, role=Role.ADMIN)
+    audit_log(actor=actor, action="team.create", target_type="team", target_id=team.pk,
+              details={"name": name})
+    return team
+
+
+@transaction.atomic
+def team_delete(*, actor: Actor, team: Group) -> None:
+    """Delete a team (staff only). Its rows fall back to their owners (team unset)."""
+    if not actor.user.is_staff:
+        raise Forbidden("Only staff can delete teams.")
+    audit_log(actor=actor, action="team.delete", target_type="team", target_id=team.pk,
+              details={"name": team.name})
+    team.delete()
+
+
+def _check_role(role: str) -> str:
+    if role not in Role.values:
+        raise InvalidInput(f"Unknown role '{role}': use one of {', '.join(Role.values)}.")
+    return role
+
+
+@transaction.atomic
+def membership_add(*, actor: Actor, team: Group, user: AbstractBaseUser, role: str) -> Membership:
+    """Add ``user`` to ``team`` with ``role``."""
+    if not can_manage_team(user=actor.user, team=team):
+        raise Forbidden("Only staff and the team's admins can manage its members.")
+    _check_role(role)
+    if Membership.objects.filter(user=user, team=team).exists():
+        raise Conflict(f"{user.get_username()} is already a member of {team.name}.")
+    membership = Membership.objects.create(user=user, team=team, role=role)
+    audit_log(actor=actor, action="membership.add", target_type="team", target_id=team.pk,
+              details={"team": team.name, "user": user.get_username(), "role": role})
+    return membership
+
+
+@transaction.atomic
+def membership_set_role(*, actor: Actor, membership: Membership, role: str) -> Membership:
+    """Change a member's role."""
+    if not can_manage_team(user=actor.user, team=membership.team):
+        raise Forbidden("Only staff and the team's admins can manage its members.")
+    _check_role(role)
+    old = membership.role
+    membership.role = role
+    membership.save(update_fields=["role"])
+    audit_log(actor=actor, action="membership.role", target_type="team",
+              target_id=membership.team_id,
+              details={"team": membership.team.name, "user": membership.user.get_username(),
+                       "from": old, "to": role})
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, actor: Actor, membership: Membership) -> None:
+    """Remove a member; their active team is cleared if it was this one."""
+    if not can_manage_team(user=actor.user, team=membership.team):
+        raise Forbidden("Only staff and the team's admins can manage its members.")
+    MemorySettings.objects.filter(user=membership.user, active_team=membership.team).update(
+        active_team=None
+    )
+    audit_log(actor=actor, action="membership.remove", target_type="team",
+              target_id=membership.team_id,
+              details={"team": membership.team.name, "user": membership.user.get_username()})
+    membership.delete()
+
+
+# --- Memory settings and new-row scope ----------------------------------------------------------
+
+
+def memory_settings_get(*, user: AbstractBaseUser) -> MemorySettings:
+    """The user's memory settings, created with defaults on first use."""
+    found, _ = MemorySettings.objects.get_or_create(user=user)
+    return found
+
+
+def resolve_team(*, user: AbstractBaseUser, team: str | int | None) -> Group | None:
+    """Find a team the user belongs to, by id or name. None stays None."""
+    if team is None or team == "":
+        return None
+    groups = Group.objects.filter(memberships__user=user)
+    if isinstance(team, int) or (isinstance(team, str) and team.isdigit()):
+        found = groups.filter(pk=int(team)).first()
+    else:
+        found = groups.filter(name__iexact=str(team).strip()).first()
+    if found is None:
+        raise InvalidInput(f"Unknown team '{team}', or you are not a member of it.")
+    return found
+
+
+@transaction.atomic
+def memory_settings_update(
+    *,
+    actor: Actor,
+    active_team: str | int | None,
+    default_visibility: str,
+) -> MemorySettings:
+    """Set the user's active team (one they belong to, or none) and default visibility."""
+    if default_visibility not in Visibility.values:
+        raise InvalidInput(
+            f"Unknown visibility '{default_visibility}': use one of "
+            f"{', '.join(Visibility.values)}."
+        )
+    team = resolve_team(user=actor.user, team=active_team)
+    if default_visibility == Visibility.TEAM and team is None:
+        raise InvalidInput("Team visibility as a default needs an active team.")
+    found = memory_settings_get(user=actor.user)
+    found.active_team = team
+    found.default_visibility = default_visibility
+    found.save()
+    audit_log(actor=actor, action="settings.memory", target_type="user",
+              target_id=actor.user.pk,
+              details={"active_team": team.name if team else None,
+                       "default_visibility": default_visibility})
+    return found
+
+
+def scope_for_new_row(
+    *,
+    user: AbstractBaseUser,
+    team: str | int | None = None,
+    visibility: str | None = None,
+    project: str = "",
+) -> dict[str, Any]:
+    """Owner, team, visibility and project for a row ``user`` is about to create.
+
+    Unset values come from the user's memory settings. A team must be one the user
+    belongs to; team visibility needs a team.
+    """
+    prefs = memory_settings_get(user=user)
+    chosen_team = resolve_team(user=user, team=team) if team not in (None, "") else None
+    if chosen_team is None and team in (None, ""):
+        chosen_team = prefs.active_team
+        if chosen_team is not None and not Membership.objects.filter(
+            user=user, team=chosen_team
+        ).exists():
+            chosen_team = None
+    chosen_visibility = visibility or prefs.default_visibility
+    if chosen_visibility not in Visibility.values:
+        raise InvalidInput(
+            f"Unknown visibility '{chosen_visibility}': use one of {', '.join(Visibility.values)}."
+        )
+    if chosen_visibility == Visibility.TEAM and chosen_team is None:
+        raise InvalidInput("Team visibility needs a team: pass one or set an active team.")
+    project = (project or "").strip()
+    if len(project) > 200:
+        raise InvalidInput("A project key is at most 200 characters.")
+    return {"owner": user, "team": chosen_team, "visibility": chosen_visibility,
+            "project": project}
+
+
+# --- Agent tokens -------------------------------------------------------------------------------
+
+
+def _clean_scopes(scopes: list[str] | str) -> list[str]:
+    if isinstance(scopes, str):
+        scopes = [s.strip() for s in scopes.split(",") if s.strip()]
+    unknown = sorted(set(scopes) - set(Scope.values))
+    if unknown:
+        raise InvalidInput(
+            f"Unknown scope {', '.join(unknown)}: use {', '.join(Scope.values)}."
+        )
+    if not scopes:
+        raise InvalidInput("A token needs at least one scope (read, write).")
+    return [s for s in Scope.values if s in scopes]
+
+
+@transaction.atomic
+def agent_token_create(
+    *,
+    actor: Actor,
+    name: str,
+    fleet: str = "",
+    role: str = "",
+    scopes: list[str] | str = ("read",),
+) -> tuple[AgentToken, str]:
+    """Create a token for the acting user. Returns the token and its secret, which is
+    never stored and cannot be shown again."""
+    name = " ".join((name or "").split())
+    if not name:
+        raise InvalidInput("A token needs a name.")
+    if len(name) > 100 or len(fleet) > 100 or len(role) > 100:
+        raise InvalidInput("Name, fleet and role are at most 100 characters each.")
+    clean_scopes = _clean_scopes(list(scopes) if not isinstance(scopes, str) else scopes)
+    if AgentToken.objects.filter(user=actor.user, name=name, revoked_at__isnull=True).exists():
+        raise Conflict(f"You already have an active token named '{name}'.")
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    try:
+        token = AgentToken.objects.create(
+            user=actor.user,
+            name=name,
+            fleet=fleet.strip(),
+            role=role.strip(),
+            scopes=clean_scopes,
+            prefix=secret[: len(TOKEN_PREFIX) + 6],
+            secret_hash=hash_secret(secret),
+        )
+    except IntegrityError as exc:
+        raise Conflict(f"You already have an active token named '{name}'.") from exc
+    audit_log(actor=actor, action="token.create", target_type="agent_token", target_id=token.pk,
+              details={"name": name, "fleet": token.fleet, "role": token.role,
+                       "scopes": clean_scopes})
+    return token, secret
+
+
+@transaction.atomic
+def agent_token_revoke(*, actor: Actor, token: AgentToken) -> AgentToken:
+    """Revoke a token now; its owner or staff may do it. Revoking twice is a no-op."""
+    if token.user_id != actor.user.pk and not actor.user.is_staff:
+        raise NotFound("No such token.")
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+        audit_log(actor=actor, action="token.revoke", target_type="agent_token",
+                  target_id=token.pk, details={"name": token.name})
+    return token
+
+
+class TokenRejected(Exception):
+    """The presented secret is unknown or revoked; the message says which."""
+
+
+def agent_token_authenticate(*, secret: str) -> AgentToken:
+    """The active token for ``secret``, its last use recorded (at minute resolution)."""
+    token = (
+        AgentToken.objects.select_related("user")
+        .filter(secret_hash=hash_secret(secret))
+        .first()
+    )
+    if token is None:
+        raise TokenRejected("Invalid token.")
+    if token.revoked_at is not None:
+        raise TokenRejected("This token has been revoked.")
+    if not token.user.is_active:
+        raise TokenRejected("The user of this token is inactive.")
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+        AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token

@@ -1,0 +1,227 @@
+"""Dashboard pages: teams (partitions), agents (tokens), the audit log, settings."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from memoryhub.errors import ApplicationError
+from teams import selectors, services
+from teams.forms import (
+    AgentTokenForm,
+    AuditFilterForm,
+    MemberAddForm,
+    MemberRoleForm,
+    MemorySettingsForm,
+    TeamForm,
+)
+from teams.models import AgentToken, Membership
+from teams.services import Actor
+
+
+def _team_or_404(request: HttpRequest, team_id: int):
+    team = selectors.team_get_for(user=request.user, team_id=team_id)
+    if team is None:
+        raise Http404("No such team.")
+    return team
+
+
+@login_required
+def teams_page(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "teams/teams.html",
+        {"teams": selectors.team_list_for(user=request.user), "form": TeamForm()},
+    )
+
+
+@login_required
+@require_POST
+def team_create_view(request: HttpRequest) -> HttpResponse:
+    form = TeamForm(request.POST)
+    if form.is_valid():
+        try:
+            team = services.team_create(actor=Actor.from_request(request),
+                                        name=form.cleaned_data["name"])
+        except ApplicationError as exc:
+            form.add_error("name", exc.message)
+        else:
+            messages.success(request, f"Team {team.name} created.")
+            return redirect("team", team_id=team.pk)
+    return render(
+        request,
+        "teams/teams.html",
+        {"teams": selectors.team_list_for(user=request.user), "form": form},
+        status=400,
+    )
+
+
+def _team_context(request: HttpRequest, team, **extra: object) -> dict:
+    can_manage = services.can_manage_team(user=request.user, team=team)
+    return {
+        "team": team,
+        "members": selectors.membership_list(team=team),
+        "can_manage": can_manage,
+        "add_form": MemberAddForm(team=team) if can_manage else None,
+        **extra,
+    }
+
+
+@login_required
+def team_page(request: HttpRequest, team_id: int) -> HttpResponse:
+    team = _team_or_404(request, team_id)
+    return render(request, "teams/team.html", _team_context(request, team))
+
+
+@login_required
+@require_POST
+def team_delete_view(request: HttpRequest, team_id: int) -> HttpResponse:
+    team = _team_or_404(request, team_id)
+    try:
+        services.team_delete(actor=Actor.from_request(request), team=team)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("team", team_id=team_id)
+    messages.success(request, f"Team {team.name} deleted.")
+    return redirect("teams")
+
+
+def _render_members(request: HttpRequest, team, status: int = 200, **extra: object):
+    template = "teams/team.html#members" if request.htmx else "teams/team.html"
+    return render(request, template, _team_context(request, team, **extra), status=status)
+
+
+@login_required
+@require_POST
+def member_add_view(request: HttpRequest, team_id: int) -> HttpResponse:
+    team = _team_or_404(request, team_id)
+    form = MemberAddForm(request.POST, team=team)
+    if not form.is_valid():
+        return _render_members(request, team, status=400, add_error=form.errors.as_text())
+    try:
+        services.membership_add(actor=Actor.from_request(request), team=team,
+                                user=form.cleaned_data["user"], role=form.cleaned_data["role"])
+    except ApplicationError as exc:
+        return _render_members(request, team, status=exc.status_code, add_error=exc.message)
+    return _render_members(request, team)
+
+
+@login_required
+@require_POST
+def member_role_view(request: HttpRequest, team_id: int, membership_id: int) -> HttpResponse:
+    team = _team_or_404(request, team_id)
+    membership = get_object_or_404(Membership, pk=membership_id, team=team)
+    form = MemberRoleForm(request.POST)
+    if not form.is_valid():
+        return _render_members(request, team, status=400, add_error=form.errors.as_text())
+    try:
+        services.membership_set_role(actor=Actor.from_request(request), membership=membership,
+                                     role=form.cleaned_data["role"])
+    except ApplicationError as exc:
+        return _render_members(request, team, status=exc.status_code, add_error=exc.message)
+    return _render_members(request, team)
+
+
+@login_required
+@require_POST
+def member_remove_view(request: HttpRequest, team_id: int, membership_id: int) -> HttpResponse:
+    team = _team_or_404(request, team_id)
+    membership = get_object_or_404(Membership, pk=membership_id, team=team)
+    try:
+        services.membership_remove(actor=Actor.from_request(request), membership=membership)
+    except ApplicationError as exc:
+        return _render_members(request, team, status=exc.status_code, add_error=exc.message)
+    return _render_members(request, team)
+
+
+@login_required
+def agents_page(request: HttpRequest) -> HttpResponse:
+    form = AgentTokenForm(request.POST or None)
+    created = None
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                token, secret = services.agent_token_create(
+                    actor=Actor.from_request(request), **form.cleaned_data
+                )
+            except ApplicationError as exc:
+                form.add_error("name", exc.message)
+                status = exc.status_code
+            else:
+                created = {"token": token, "secret": secret}
+                form = AgentTokenForm()
+        else:
+            status = 400
+    context = {
+        "tokens": selectors.agent_token_list(user=request.user),
+        "form": form,
+        "created": created,
+    }
+    template = "teams/agents.html#agents-panel" if request.htmx else "teams/agents.html"
+    return render(request, template, context, status=status)
+
+
+@login_required
+@require_POST
+def agent_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
+    token = get_object_or_404(AgentToken, pk=token_id, user=request.user)
+    services.agent_token_revoke(actor=Actor.from_request(request), token=token)
+    if request.htmx:
+        return render(request, "teams/agents.html#token-row", {"token": token})
+    messages.success(request, f"Token {token.name} revoked.")
+    return redirect("agents")
+
+
+@login_required
+def audit_page(request: HttpRequest) -> HttpResponse:
+    form = AuditFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    events = selectors.audit_event_list(
+        viewer=request.user,
+        actor=filters.get("actor") or "",
+        action=filters.get("action") or "",
+        date_from=filters.get("date_from"),
+        date_to=filters.get("date_to"),
+    )
+    from django.conf import settings
+
+    page = Paginator(events, settings.AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "actions": selectors.audit_action_names(viewer=request.user),
+        "query": query.urlencode(),
+    }
+    template = "teams/audit.html#audit-results" if request.htmx else "teams/audit.html"
+    return render(request, template, context)
+
+
+@login_required
+def settings_page(request: HttpRequest) -> HttpResponse:
+    prefs = services.memory_settings_get(user=request.user)
+    initial = {"active_team": prefs.active_team, "default_visibility": prefs.default_visibility}
+    form = MemorySettingsForm(request.POST or None, user=request.user, initial=initial)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            team = form.cleaned_data["active_team"]
+            try:
+                services.memory_settings_update(
+                    actor=Actor.from_request(request),
+                    active_team=team.pk if team else None,
+                    default_visibility=form.cleaned_data["default_visibility"],
+                )
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+                status = exc.status_code
+            else:
+                messages.success(request, "Your memory settings are saved.")
+                return redirect("settings")
+        else:
+            status = 400
+    return render(request, "teams/settings.html", {"form": form}, status=status)
