@@ -108,21 +108,18 @@ class _RemoteEmbedder:
             last_try = attempt == attempts - 1
             try:
                 response = self._client.post(url, json=payload)
-            except httpx.TimeoutException as exc:
-                if isinstance(exc, httpx.ConnectTimeout) and not last_try:
-                    self._sleep(attempt)
-                    continue
-                raise RemoteEmbeddingError(
-                    f"The embeddings server at {url} did not answer within {self._timeout:g} s. "
-                    "Check that it is not overloaded, or raise the embeddings timeout."
-                ) from exc
             except _RETRYABLE_ERRORS as exc:
                 if not last_try:
                     self._sleep(attempt)
                     continue
                 raise RemoteEmbeddingError(
                     f"Could not reach the embeddings server at {url} after {attempts} "
-                    f"attempts ({exc}). Check that it is running and that the URL is right."
+                    f"attempts ({exc!r}). Check that it is running and that the URL is right."
+                ) from exc
+            except httpx.TimeoutException as exc:
+                raise RemoteEmbeddingError(
+                    f"The embeddings server at {url} did not answer within {self._timeout:g} s. "
+                    "Check that it is not overloaded, or raise the embeddings timeout."
                 ) from exc
             except httpx.HTTPError as exc:
                 raise RemoteEmbeddingError(
