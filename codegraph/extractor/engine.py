@@ -1,0 +1,239 @@
+"""Language-independent machinery.
+
+Each language declares one tree-sitter query and a handler per capture name. One query
+pass per file finds every interesting node in C; the handlers read only those nodes
+(in batches, to keep Python calls few), and a single sweep over byte ranges nests the
+definitions and attributes every call to its innermost enclosing definition.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+from .model import Call, Definition, FileIndex, Import
+
+SIGNATURE_MAX = 200
+RECEIVER_MAX = 120
+
+
+class RawDef(NamedTuple):
+    """A definition before nesting.
+
+    Tuples sort by (start, neg_end): an outer definition sorts before an inner one
+    that starts at the same byte. A non-empty `qualifier` replaces the enclosing
+    definition in the qualified name (Go methods, Rust impl blocks); `emit` is false for
+    nodes that only scope their children (a Rust `impl`).
+    """
+
+    start: int
+    neg_end: int
+    name: str
+    line: int
+    end_line: int
+    kind: str
+    signature: str
+    qualifier: str = ""
+    emit: bool = True
+
+
+# (start byte, line, callee, receiver): sorting puts calls in document order.
+RawCall = tuple[int, int, str, str]
+
+
+@dataclass(slots=True)
+class Collected:
+    """What the handlers of one file gather."""
+
+    definitions: list[RawDef] = field(default_factory=list)
+    calls: list[RawCall] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+
+
+Handler = Callable[[list[Node], bytes, Collected], None]
+
+
+@dataclass(slots=True)
+class LanguageSpec:
+    """How to index one grammar: its query and a handler for each capture name.
+
+    `key` names the grammar (tsx and typescript differ), `name` is the language
+    reported to users. `method_scopes` are the definition kinds whose directly nested
+    `function` definitions are reported as `method`.
+    """
+
+    key: str
+    name: str
+    language: Language
+    query: Query
+    handlers: dict[str, Handler]
+    method_scopes: frozenset[str] = frozenset()
+
+
+def compile_spec(
+    key: str,
+    name: str,
+    grammar: object,
+    query: str,
+    handlers: dict[str, Handler],
+    method_scopes: frozenset[str] = frozenset(),
+) -> LanguageSpec:
+    """Build a LanguageSpec, checking that every capture of the query has a handler."""
+    language = Language(grammar)
+    compiled = Query(language, query)
+    captures = {compiled.capture_name(i) for i in range(compiled.capture_count)}
+    missing = captures - handlers.keys()
+    if missing:
+        raise ValueError(f"{key}: no handler for captures {sorted(missing)}")
+    return LanguageSpec(key, name, language, compiled, handlers, method_scopes)
+
+
+_local = threading.local()
+
+
+def _tools(spec: LanguageSpec) -> tuple[Parser, QueryCursor]:
+    # Parsers and query cursors hold mutable state, so each thread gets its own.
+    cache: dict[str, tuple[Parser, QueryCursor]] | None = getattr(_local, "tools", None)
+    if cache is None:
+        cache = _local.tools = {}
+    tools = cache.get(spec.key)
+    if tools is None:
+        tools = cache[spec.key] = (Parser(spec.language), QueryCursor(spec.query))
+    return tools
+
+
+def node_text(node: Node, source: bytes) -> str:
+    """The source text of a node."""
+    return source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def collapse(source: bytes, start: int, stop: int, limit: int) -> str:
+    """Source between two byte offsets with whitespace collapsed, capped at `limit`."""
+    # Cut before decoding so a huge literal is never copied in full.
+    stop = min(stop, start + limit * 4)
+    text = b" ".join(source[start:stop].split()).decode("utf-8", "replace")
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + "…"
+    return text
+
+
+def signature(source: bytes, start: int, stop: int) -> str:
+    """A definition's header: from `start` up to (not including) `stop`."""
+    return collapse(source, start, stop, SIGNATURE_MAX).rstrip(" {")
+
+
+def receiver_text(node: Node | None, source: bytes) -> str:
+    """Text of a call's receiver expression, collapsed and capped."""
+    if node is None:
+        return ""
+    return collapse(source, node.start_byte, node.end_byte, RECEIVER_MAX)
+
+
+def end_line(node: Node) -> int:
+    """The 1-based last line of a node."""
+    row, column = node.end_point
+    # A node that ends at column 0 ends with the previous line's newline.
+    return row + 1 if column or not row else row
+
+
+def make_def(
+    node: Node,
+    name_node: Node,
+    kind: str,
+    source: bytes,
+    header_end: int | None,
+    *,
+    header_start: int | None = None,
+    name: str | None = None,
+    qualifier: str = "",
+    emit: bool = True,
+) -> RawDef:
+    """A RawDef spanning `node`, named and lined by `name_node`.
+
+    The signature runs from `header_start` (default: the node start) to `header_end`
+    (default: the node end).
+    """
+    start = node.start_byte
+    end = node.end_byte
+    return RawDef(
+        start,
+        -end,
+        node_text(name_node, source) if name is None else name,
+        name_node.start_point[0] + 1,
+        end_line(node),
+        kind,
+        signature(
+            source,
+            start if header_start is None else header_start,
+            end if header_end is None else header_end,
+        ),
+        qualifier,
+        emit,
+    )
+
+
+def run(spec: LanguageSpec, source: bytes) -> FileIndex:
+    """Parse `source` with `spec` and build its FileIndex."""
+    parser, cursor = _tools(spec)
+    root = parser.parse(source).root_node
+    collected = Collected()
+    handlers = spec.handlers
+    for capture, nodes in cursor.captures(root).items():
+        handlers[capture](nodes, source, collected)
+    definitions, calls = _assemble(collected, spec.method_scopes)
+    imports = collected.imports
+    imports.sort(key=_import_line)
+    return FileIndex(spec.name, definitions, tuple(imports), calls, root.has_error)
+
+
+def _import_line(item: Import) -> int:
+    return item.line
+
+
+def _assemble(
+    collected: Collected, method_scopes: frozenset[str]
+) -> tuple[tuple[Definition, ...], tuple[Call, ...]]:
+    """Nest definitions by byte range and attribute each call to its innermost one."""
+    raw_defs = collected.definitions
+    raw_defs.sort()
+    definitions: list[Definition] = []
+    # (start, end, qualified name) of every definition, outer before inner.
+    spans: list[tuple[int, int, str]] = []
+    stack: list[tuple[int, str, str]] = []
+    for start, neg_end, name, line, last, kind, header, qualifier, emit in raw_defs:
+        while stack and stack[-1][0] <= start:
+            stack.pop()
+        if qualifier:
+            qualified = f"{qualifier}.{name}"
+        elif stack:
+            _, parent, parent_kind = stack[-1]
+            qualified = f"{parent}.{name}"
+            if kind == "function" and parent_kind in method_scopes:
+                kind = "method"
+        else:
+            qualified = name
+        stack.append((-neg_end, qualified, kind))
+        spans.append((start, -neg_end, qualified))
+        if emit:
+            definitions.append(Definition(name, qualified, kind, line, last, header))
+
+    raw_calls = collected.calls
+    raw_calls.sort()
+    calls: list[Call] = []
+    open_spans: list[tuple[int, int, str]] = []
+    i, n = 0, len(spans)
+    for start, line, callee, receiver in raw_calls:
+        while i < n and spans[i][0] <= start:
+            span = spans[i]
+            while open_spans and open_spans[-1][1] <= span[0]:
+                open_spans.pop()
+            open_spans.append(span)
+            i += 1
+        while open_spans and open_spans[-1][1] <= start:
+            open_spans.pop()
+        calls.append(Call(callee, receiver, open_spans[-1][2] if open_spans else "", line))
+    return tuple(definitions), tuple(calls)
