@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from codegraph.extractor import FileIndex, extract  # noqa: E402
+from codegraph.extractor import FileIndex, extract
 
 CTAGS_KINDS = {"function", "class", "member"}
 

@@ -79,12 +79,17 @@ def compile_spec(
     name: str,
     grammar: object,
     query: str,
-    handlers: dict[str, Handler],
+    make_handlers: Callable[[Language], dict[str, Handler]],
     method_scopes: frozenset[str] = frozenset(),
 ) -> LanguageSpec:
-    """Build a LanguageSpec, checking that every capture of the query has a handler."""
+    """Build a LanguageSpec, checking that every capture of the query has a handler.
+
+    `make_handlers` gets the loaded grammar, so handlers can resolve field ids (which
+    differ between grammars, even related ones like typescript and tsx).
+    """
     language = Language(grammar)
     compiled = Query(language, query)
+    handlers = make_handlers(language)
     captures = {compiled.capture_name(i) for i in range(compiled.capture_count)}
     missing = captures - handlers.keys()
     if missing:
@@ -123,7 +128,7 @@ def collapse(source: bytes, start: int, stop: int, limit: int) -> str:
 
 def signature(source: bytes, start: int, stop: int) -> str:
     """A definition's header: from `start` up to (not including) `stop`."""
-    return collapse(source, start, stop, SIGNATURE_MAX).rstrip(" {")
+    return collapse(source, start, stop, SIGNATURE_MAX).rstrip(" {;")
 
 
 def receiver_text(node: Node | None, source: bytes) -> str:
@@ -201,24 +206,27 @@ def _assemble(
     raw_defs = collected.definitions
     raw_defs.sort()
     definitions: list[Definition] = []
-    # (start, end, qualified name) of every definition, outer before inner.
+    # (start, end, qualified name) of every emitted definition, outer before inner:
+    # only those can be callers.
     spans: list[tuple[int, int, str]] = []
-    stack: list[tuple[int, str, str]] = []
+    stack: list[tuple[int, int, str, str]] = []
     for start, neg_end, name, line, last, kind, header, qualifier, emit in raw_defs:
-        while stack and stack[-1][0] <= start:
+        # Pop what ended before this starts, and a sibling with the very same span
+        # (Go's `const A, B = 1, 2` declares two names in one node).
+        while stack and (stack[-1][1] <= start or stack[-1][:2] == (start, -neg_end)):
             stack.pop()
         if qualifier:
             qualified = f"{qualifier}.{name}"
         elif stack:
-            _, parent, parent_kind = stack[-1]
+            _, _, parent, parent_kind = stack[-1]
             qualified = f"{parent}.{name}"
             if kind == "function" and parent_kind in method_scopes:
                 kind = "method"
         else:
             qualified = name
-        stack.append((-neg_end, qualified, kind))
-        spans.append((start, -neg_end, qualified))
+        stack.append((start, -neg_end, qualified, kind))
         if emit:
+            spans.append((start, -neg_end, qualified))
             definitions.append(Definition(name, qualified, kind, line, last, header))
 
     raw_calls = collected.calls

@@ -7,9 +7,7 @@ import re
 # A versioned acronym (IPv4, HTML5), an acronym before a capitalised word (HTTP|Server),
 # a capitalised or lower-case word, an acronym, or a bare number; digits stay with the
 # letters they follow (utf8, base64, get2nd).
-_WORD = re.compile(
-    r"[A-Z]{2,}[a-z]?\d+|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z][a-z\d]*|[A-Z]+\d*|\d+"
-)
+_WORD = re.compile(r"[A-Z]{2,}[a-z]?\d+|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z][a-z\d]*|[A-Z]+\d*|\d+")
 _NON_WORD = re.compile(r"[\W_]+")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tree_sitter import Language
+from tree_sitter import Language, Node
 
 
 def is_constant_name(name: str) -> bool:
@@ -35,3 +35,8 @@ class FieldIds:
 
     def __getattr__(self, name: str) -> int:
         raise AttributeError(f"field {name!r} was not declared")
+
+
+def line_of(node: Node) -> int:
+    """The 1-based line a node starts on."""
+    return node.start_point[0] + 1

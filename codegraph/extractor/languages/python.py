@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import tree_sitter_python
-from tree_sitter import Node
+from tree_sitter import Language, Node
 
 from ..engine import Collected, Handler, compile_spec, make_def, node_text, receiver_text
 from ..model import Import
-from .common import FieldIds, is_constant_name
+from .common import FieldIds, is_constant_name, line_of
 
 QUERY = """
 (function_definition) @function
@@ -20,33 +20,100 @@ QUERY = """
 """
 
 
-def _header_end(node: Node) -> int | None:
-    body = node.child_by_field_id(F.body)
-    if body is None:
-        return None
-    # Stop before the ':' (and any comment after it) that opens the body.
-    colon = body.prev_sibling
-    while colon is not None and colon.type == "comment":
-        colon = colon.prev_sibling
-    return colon.start_byte if colon is not None else body.start_byte
+class _Python:
+    def __init__(self, language: Language) -> None:
+        self.f = FieldIds(language, "alias attribute body function left module_name name object")
 
+    def handlers(self) -> dict[str, Handler]:
+        return {
+            "function": self._named("function"),
+            "class": self._named("class"),
+            "constant": self.constants,
+            "import": self.imports,
+            "import_from": self.imports_from,
+            "call": self.calls,
+        }
 
-def _named(kind: str) -> Handler:
-    def handle(nodes: list[Node], source: bytes, out: Collected) -> None:
-        append = out.definitions.append
+    def _header_end(self, node: Node) -> int | None:
+        body = node.child_by_field_id(self.f.body)
+        if body is None:
+            return None
+        # Stop before the ':' (and any comment after it) that opens the body.
+        colon = body.prev_sibling
+        while colon is not None and colon.type == "comment":
+            colon = colon.prev_sibling
+        return colon.start_byte if colon is not None else body.start_byte
+
+    def _named(self, kind: str) -> Handler:
+        name_id = self.f.name
+
+        def handle(nodes: list[Node], source: bytes, out: Collected) -> None:
+            append = out.definitions.append
+            for node in nodes:
+                name_node = node.child_by_field_id(name_id)
+                if name_node is not None:
+                    append(make_def(node, name_node, kind, source, self._header_end(node)))
+
+        return handle
+
+    def constants(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         for node in nodes:
-            name_node = node.child_by_field_id(F.name)
-            if name_node is not None:
-                append(make_def(node, name_node, kind, source, _header_end(node)))
+            name_node = node.child_by_field_id(self.f.left)
+            if name_node is not None and is_constant_name(node_text(name_node, source)):
+                out.definitions.append(make_def(node, name_node, "constant", source, None))
 
-    return handle
+    def _names(self, node: Node, source: bytes) -> list[tuple[str, str, int]]:
+        """(name, alias, line) for each `name` child of an import statement."""
+        found = []
+        for child in node.children_by_field_name("name"):
+            alias = ""
+            if child.type == "aliased_import":
+                alias_node = child.child_by_field_id(self.f.alias)
+                alias = node_text(alias_node, source) if alias_node is not None else ""
+                child = child.child_by_field_id(self.f.name)
+                if child is None:
+                    continue
+            found.append((_dotted(child, source), alias, line_of(child)))
+        return found
 
+    def imports(self, nodes: list[Node], source: bytes, out: Collected) -> None:
+        for node in nodes:
+            for name, alias, line in self._names(node, source):
+                out.imports.append(Import(name, "", alias, line))
 
-def _constants(nodes: list[Node], source: bytes, out: Collected) -> None:
-    for node in nodes:
-        name_node = node.child_by_field_id(F.left)
-        if name_node is not None and is_constant_name(node_text(name_node, source)):
-            out.definitions.append(make_def(node, name_node, "constant", source, None))
+    def imports_from(self, nodes: list[Node], source: bytes, out: Collected) -> None:
+        for node in nodes:
+            module_node = node.child_by_field_id(self.f.module_name)
+            module = "__future__" if module_node is None else _dotted(module_node, source)
+            for name, alias, line in self._names(node, source):
+                out.imports.append(Import(module, name, alias, line))
+            for child in node.named_children:
+                if child.type == "wildcard_import":
+                    out.imports.append(Import(module, "*", "", line_of(child)))
+
+    def calls(self, nodes: list[Node], source: bytes, out: Collected) -> None:
+        append = out.calls.append
+        function_id, attribute_id, object_id = self.f.function, self.f.attribute, self.f.object
+        for node in nodes:
+            function = node.child_by_field_id(function_id)
+            if function is None:
+                continue
+            kind = function.type
+            if kind == "identifier":
+                append((node.start_byte, line_of(node), node_text(function, source), ""))
+            elif kind == "attribute":
+                attribute = function.child_by_field_id(attribute_id)
+                if attribute is None:
+                    continue
+                append(
+                    (
+                        node.start_byte,
+                        # A chained call is reported on the line of its own `.name`.
+                        line_of(attribute),
+                        node_text(attribute, source),
+                        receiver_text(function.child_by_field_id(object_id), source),
+                    )
+                )
 
 
 def _dotted(node: Node, source: bytes) -> str:
@@ -54,87 +121,11 @@ def _dotted(node: Node, source: bytes) -> str:
     return "".join(node_text(node, source).split())
 
 
-def _names(node: Node, source: bytes) -> list[tuple[str, str, int]]:
-    """(name, alias, line) for each `name` child of an import statement."""
-    found = []
-    for child in node.children_by_field_name("name"):
-        alias = ""
-        if child.type == "aliased_import":
-            alias_node = child.child_by_field_id(F.alias)
-            alias = node_text(alias_node, source) if alias_node is not None else ""
-            child = child.child_by_field_id(F.name)
-            if child is None:
-                continue
-        found.append((_dotted(child, source), alias, child.start_point[0] + 1))
-    return found
-
-
-def _imports(nodes: list[Node], source: bytes, out: Collected) -> None:
-    for node in nodes:
-        for name, alias, line in _names(node, source):
-            out.imports.append(Import(name, "", alias, line))
-
-
-def _imports_from(nodes: list[Node], source: bytes, out: Collected) -> None:
-    for node in nodes:
-        module_node = node.child_by_field_id(F.module_name)
-        module = "__future__" if module_node is None else _dotted(module_node, source)
-        for name, alias, line in _names(node, source):
-            out.imports.append(Import(module, name, alias, line))
-        for child in node.named_children:
-            if child.type == "wildcard_import":
-                out.imports.append(Import(module, "*", "", child.start_point[0] + 1))
-
-
-def _calls(nodes: list[Node], source: bytes, out: Collected) -> None:
-    append = out.calls.append
-    for node in nodes:
-        function = node.child_by_field_id(F.function)
-        if function is None:
-            continue
-        kind = function.type
-        if kind == "identifier":
-            append(
-                (
-                    node.start_byte,
-                    node.start_point[0] + 1,
-                    source[function.start_byte : function.end_byte].decode("utf-8", "replace"),
-                    "",
-                )
-            )
-        elif kind == "attribute":
-            attribute = function.child_by_field_id(F.attribute)
-            if attribute is None:
-                continue
-            append(
-                (
-                    node.start_byte,
-                    # A chained call is reported on the line of its own `.name`.
-                    attribute.start_point[0] + 1,
-                    source[attribute.start_byte : attribute.end_byte].decode("utf-8", "replace"),
-                    receiver_text(function.child_by_field_id(F.object), source),
-                )
-            )
-
-
-_GRAMMAR = tree_sitter_python.language()
-
 PYTHON = compile_spec(
     "python",
     "python",
-    _GRAMMAR,
+    tree_sitter_python.language(),
     QUERY,
-    {
-        "function": _named("function"),
-        "class": _named("class"),
-        "constant": _constants,
-        "import": _imports,
-        "import_from": _imports_from,
-        "call": _calls,
-    },
+    lambda language: _Python(language).handlers(),
     method_scopes=frozenset({"class"}),
-)
-F = FieldIds(
-    PYTHON.language,
-    "alias attribute body function left module_name name object",
 )
