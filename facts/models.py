@@ -1,1 +1,136 @@
-"""Models of Memory."""
+"""The fact store: small statements agents remember, with their provenance."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from teams.models import AgentToken, ScopedModel, ScopedQuerySet
+
+
+class Category(models.TextChoices):
+    PREFERENCE = "preference", "Preference"
+    FACT = "fact", "Fact"
+    CONTEXT = "context", "Context"
+    RELATIONSHIP = "relationship", "Relationship"
+    PATTERN = "pattern", "Pattern"
+    PERSONALITY = "personality", "Personality"
+    SUMMARY = "summary", "Summary"
+    PROFILE = "profile", "Profile"
+    LEARNING = "learning", "Learning"
+
+
+class Source(models.TextChoices):
+    EXTRACTED = "extracted", "Extracted"
+    EXPLICIT = "explicit", "Explicit"
+    OBSERVED = "observed", "Observed"
+
+
+class Layer(models.IntegerChoices):
+    RAW = 1, "Raw facts"
+    SUMMARY = 2, "Summaries"
+    PROFILE = 3, "Profile"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active", "Active"
+    PENDING_REVIEW = "pending_review", "Pending review"
+    ARCHIVED = "archived", "Archived"
+
+
+class Sentiment(models.TextChoices):
+    NONE = "", "—"
+    POSITIVE = "positive", "Positive"
+    NEUTRAL = "neutral", "Neutral"
+    NEGATIVE = "negative", "Negative"
+
+
+class Tier(models.TextChoices):
+    PROJECT = "project", "Project"
+    ORG = "org", "Organisation"
+    SKILL = "skill", "Skill"
+
+
+class Origin(models.TextChoices):
+    USER_STATED = "user_stated", "Stated by the user"
+    EXTRACTED = "extracted", "Extracted"
+    INFERRED = "inferred", "Inferred"
+    MERGED = "merged", "Merged"
+
+
+class FactQuerySet(ScopedQuerySet):
+    def recallable(self) -> "FactQuerySet":
+        """Facts recall may return: active and not superseded or expired."""
+        now = timezone.now()
+        return self.filter(
+            status=Status.ACTIVE, superseded_by__isnull=True
+        ).filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
+
+
+class Fact(ScopedModel):
+    content = models.TextField()
+    category = models.CharField(max_length=16, choices=Category.choices,
+                                default=Category.FACT, db_index=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.EXPLICIT)
+    layer = models.PositiveSmallIntegerField(choices=Layer.choices, default=Layer.RAW,
+                                             db_index=True)
+    distilled = models.BooleanField(default=False, help_text="Rolled into a higher layer.")
+    importance = models.FloatField(default=0.5)
+    confidence = models.FloatField(default=1.0)
+    sentiment = models.CharField(max_length=16, choices=Sentiment.choices, blank=True,
+                                 default=Sentiment.NONE)
+    tags = models.JSONField(default=list, blank=True)
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE,
+                              db_index=True)
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="supersedes")
+    tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.PROJECT)
+    fleet = models.CharField(max_length=100, blank=True, default="", db_index=True)
+    skill = models.CharField(max_length=200, blank=True, default="")
+    resolution_ref = models.CharField(max_length=500, blank=True, default="")
+    # Provenance
+    origin = models.CharField(max_length=16, choices=Origin.choices,
+                              default=Origin.USER_STATED)
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_by_token = models.ForeignKey(AgentToken, null=True, blank=True,
+                                         on_delete=models.SET_NULL, related_name="+")
+    source_excerpt = models.CharField(max_length=200, blank=True, default="")
+    extraction_confidence = models.FloatField(null=True, blank=True)
+    derived_from = models.ManyToManyField("self", symmetrical=False, blank=True,
+                                          related_name="derivatives")
+    # Which embedding model produced this fact's stored vector ("" = none yet).
+    embedding_model = models.CharField(max_length=200, blank=True, default="", db_index=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = FactQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["owner", "project", "status"], name="fact_owner_scope"),
+            models.Index(fields=["team", "visibility"], name="fact_team_visibility"),
+        ]
+        constraints = [
+            models.CheckConstraint(condition=Q(importance__gte=0, importance__lte=1),
+                                   name="fact_importance_0_1"),
+            models.CheckConstraint(condition=Q(confidence__gte=0, confidence__lte=1),
+                                   name="fact_confidence_0_1"),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:60]
+
+    @property
+    def is_recallable(self) -> bool:
+        return (
+            self.status == Status.ACTIVE
+            and self.superseded_by_id is None
+            and (self.valid_until is None or self.valid_until > timezone.now())
+        )

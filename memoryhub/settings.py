@@ -9,6 +9,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from memoryhub.queue import celery_queue_settings
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -146,6 +148,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -155,23 +158,12 @@ STORAGES = {
 # --- Celery -----------------------------------------------------------------------------
 
 REDIS_URL = env_str("REDIS_URL")
-if REDIS_URL:
-    CELERY_BROKER_URL = REDIS_URL
-    CELERY_RESULT_BACKEND = REDIS_URL
-else:
-    # Celery's filesystem transport: a real worker with nothing else installed.
-    QUEUE_DIR = DATA_DIR / "queue"
-    for _sub in ("messages", "processed", "control", "results"):
-        (QUEUE_DIR / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(QUEUE_DIR / "messages"),
-        "data_folder_out": str(QUEUE_DIR / "messages"),
-        "processed_folder": str(QUEUE_DIR / "processed"),
-        "control_folder": str(QUEUE_DIR / "control"),
-        "store_processed": False,
-    }
-    CELERY_RESULT_BACKEND = "file://" + str(QUEUE_DIR / "results")
+# Redis when REDIS_URL is set; otherwise Celery's filesystem transport under the data
+# directory, so a real worker runs with nothing else installed.
+_queue = celery_queue_settings(redis_url=REDIS_URL, data_dir=DATA_DIR)
+CELERY_BROKER_URL = _queue["broker_url"]
+CELERY_BROKER_TRANSPORT_OPTIONS = _queue["broker_transport_options"]
+CELERY_RESULT_BACKEND = _queue["result_backend"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

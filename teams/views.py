@@ -41,12 +41,14 @@ def teams_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def team_create_view(request: HttpRequest) -> HttpResponse:
     form = TeamForm(request.POST)
+    status = 400
     if form.is_valid():
         try:
             team = services.team_create(actor=Actor.from_request(request),
                                         name=form.cleaned_data["name"])
         except ApplicationError as exc:
             form.add_error("name", exc.message)
+            status = exc.status_code
         else:
             messages.success(request, f"Team {team.name} created.")
             return redirect("team", team_id=team.pk)
@@ -54,7 +56,7 @@ def team_create_view(request: HttpRequest) -> HttpResponse:
         request,
         "teams/teams.html",
         {"teams": selectors.team_list_for(user=request.user), "form": form},
-        status=400,
+        status=status,
     )
 
 

@@ -1,0 +1,275 @@
+"""Shared fixtures: the owner / teammate / outsider world, API clients, agent tokens,
+real Celery workers and the browser."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.test import Client
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls the tests
+# make around it are still synchronous and safe.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+REPO_ROOT = Path(__file__).resolve().parent
+REDIS_TEST_URL = os.environ.get("MEMORYHUB_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+PASSWORD = "correct horse battery staple"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _celery_eager() -> Iterator[None]:
+    """Unit tests run tasks in-process; integration tests start real workers."""
+    from memoryhub.celery import app
+
+    app.conf.task_always_eager = True
+    app.conf.task_eager_propagates = True
+    yield
+
+
+@pytest.fixture
+def make_user(django_user_model) -> Callable:
+    def make(username: str, **extra: object):
+        return django_user_model.objects.create_user(
+            username=username, password=PASSWORD, **extra
+        )
+
+    return make
+
+
+@pytest.fixture
+def owner(make_user):
+    return make_user("alice")
+
+
+@pytest.fixture
+def teammate(make_user):
+    return make_user("bob")
+
+
+@pytest.fixture
+def outsider(make_user):
+    return make_user("charlie")
+
+
+@pytest.fixture
+def staff(make_user):
+    return make_user("dana", is_staff=True)
+
+
+@pytest.fixture
+def team(owner, teammate) -> Group:
+    """A team with the owner (admin) and the teammate (member); owner's active team."""
+    from teams.models import Membership, MemorySettings, Role
+
+    group = Group.objects.create(name="Platform")
+    Membership.objects.create(user=owner, team=group, role=Role.ADMIN)
+    Membership.objects.create(user=teammate, team=group, role=Role.MEMBER)
+    MemorySettings.objects.update_or_create(user=owner, defaults={"active_team": group})
+    return group
+
+
+@pytest.fixture
+def other_team(outsider) -> Group:
+    from teams.models import Membership, Role
+
+    group = Group.objects.create(name="Elsewhere")
+    Membership.objects.create(user=outsider, team=group, role=Role.ADMIN)
+    return group
+
+
+def _logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def owner_client(owner) -> Client:
+    return _logged_in(owner)
+
+
+@pytest.fixture
+def teammate_client(teammate) -> Client:
+    return _logged_in(teammate)
+
+
+@pytest.fixture
+def outsider_client(outsider) -> Client:
+    return _logged_in(outsider)
+
+
+@pytest.fixture
+def staff_client(staff) -> Client:
+    return _logged_in(staff)
+
+
+@pytest.fixture
+def make_token() -> Callable:
+    """Create an agent token; returns (token, secret)."""
+    from teams.services import Actor, agent_token_create
+
+    def make(user, name: str = "agent", scopes: tuple[str, ...] = ("read", "write"),
+             fleet: str = "", role: str = ""):
+        return agent_token_create(actor=Actor(user=user), name=name, scopes=list(scopes),
+                                  fleet=fleet, role=role)
+
+    return make
+
+
+@pytest.fixture
+def agent_client(make_token) -> Callable:
+    """A Client that sends ``Authorization: Bearer`` for a fresh token of ``user``."""
+
+    def make(user, scopes: tuple[str, ...] = ("read", "write"), name: str = "agent") -> Client:
+        _, secret = make_token(user, name=name, scopes=scopes)
+        return Client(headers={"Authorization": f"Bearer {secret}"})
+
+    return make
+
+
+# --- Real workers -------------------------------------------------------------------------
+
+
+def _redis_answers() -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(REDIS_TEST_URL, socket_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+class WorkerProcess:
+    """A real ``celery worker`` process for the project's app, stopped on close."""
+
+    def __init__(self, *, env: dict[str, str], queue: str) -> None:
+        self.queue = queue
+        self.log = Path(env["MEMORYHUB_DATA_DIR"]) / f"worker-{queue}.log"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool", "solo",
+             "--loglevel", "INFO", "--queues", queue, "--hostname", f"{queue}@%h",
+             "--without-gossip", "--without-mingle"],
+            cwd=REPO_ROOT, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT,
+        )
+
+    def output(self) -> str:
+        return self.log.read_text() if self.log.exists() else ""
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if "ready." in self.output():
+                return
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker exited early:\n{self.output()}")
+            time.sleep(0.2)
+        raise RuntimeError(f"worker not ready after {timeout}s:\n{self.output()}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def worker_env(*, data_dir: Path, redis_url: str = "") -> dict[str, str]:
+    env = dict(os.environ)
+    env["MEMORYHUB_DATA_DIR"] = str(data_dir)
+    env["SECRET_KEY"] = settings.SECRET_KEY
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == settings.SQLITE_ENGINE:
+        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
+    env.pop("REDIS_URL", None)
+    if redis_url:
+        env["REDIS_URL"] = redis_url
+    return env
+
+
+@pytest.fixture
+def redis_url() -> str:
+    if not _redis_answers():
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis is not answering at {REDIS_TEST_URL}")
+        pytest.skip(f"Redis is not answering at {REDIS_TEST_URL}")
+    return REDIS_TEST_URL
+
+
+@pytest.fixture
+def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
+    """Start a real worker on Redis (``redis_url``) or the filesystem transport, on a
+    queue of its own so no other worker steals the tasks."""
+    started: list[WorkerProcess] = []
+
+    def start(redis_url: str = "") -> WorkerProcess:
+        queue = f"test-{uuid.uuid4().hex[:10]}"
+        worker = WorkerProcess(env=worker_env(data_dir=tmp_path, redis_url=redis_url),
+                               queue=queue)
+        started.append(worker)
+        worker.wait_ready()
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+# --- Browser ------------------------------------------------------------------------------
+
+
+def chromium_path() -> str | None:
+    return os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    path = chromium_path()
+    if path is None:
+        message = "Debian's chromium is not installed (apt-get install chromium)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=path,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update",
+                  "--disable-sync"],
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(15_000)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def login(page, live_server) -> Callable:
+    """Log ``user`` in through the real login form."""
+
+    def do_login(user) -> None:
+        page.goto(f"{live_server.url}/login/")
+        page.fill("#id_username", user.get_username())
+        page.fill("#id_password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/")
+
+    return do_login
