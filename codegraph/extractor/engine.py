@@ -8,6 +8,7 @@ definitions and attributes every call to its innermost enclosing definition.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -126,9 +127,18 @@ def collapse(source: bytes, start: int, stop: int, limit: int) -> str:
     return text
 
 
+_OPEN_SPACE = re.compile(r"([(\[]) ")
+_CLOSE_SPACE = re.compile(r",? ([)\]])")
+
+
 def signature(source: bytes, start: int, stop: int) -> str:
     """A definition's header: from `start` up to (not including) `stop`."""
-    return collapse(source, start, stop, SIGNATURE_MAX).rstrip(" {;")
+    text = collapse(source, start, stop, SIGNATURE_MAX).rstrip(" {;")
+    if source.find(b"\n", start, stop) >= 0:
+        # A header written over several lines reads as if written on one:
+        # `f( a, b, )` becomes `f(a, b)`.
+        text = _CLOSE_SPACE.sub(r"\1", _OPEN_SPACE.sub(r"\1", text))
+    return text
 
 
 def receiver_text(node: Node | None, source: bytes) -> str:
