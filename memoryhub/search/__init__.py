@@ -1,0 +1,13 @@
+"""The search core: the only place with raw FTS5 and sqlite-vec SQL.
+
+Apps declare their indexes in their own ``search.py`` (an ``FtsIndex`` and, where they
+embed, a ``VectorIndex``) and keep them in step from their write services.
+"""
+
+from memoryhub.search.fts import FtsHit, FtsIndex
+from memoryhub.search.fusion import rrf
+from memoryhub.search.text import match_all, match_any, words
+from memoryhub.search.vectors import VectorHit, VectorIndex
+
+__all__ = ["FtsHit", "FtsIndex", "VectorHit", "VectorIndex", "match_all", "match_any",
+           "rrf", "words"]

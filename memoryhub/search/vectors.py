@@ -1,0 +1,184 @@
+"""Vector indexes on sqlite-vec, keyed by the indexed row's id.
+
+Each index is two vec0 tables: exact float32 vectors (tagged with the embedding model)
+and their sign bits. Small indexes are searched exactly. Large ones first take the
+nearest candidates by Hamming distance over the bits (a scan of 48 bytes a row instead
+of 1,536), then re-rank those candidates by exact cosine similarity.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection
+from django.db.models import QuerySet
+
+# Up to this many rows an exact scan is cheap enough.
+EXACT_SCAN_LIMIT = 20_000
+# Candidates taken from the bit index per wanted result, and at least this many.
+COARSE_FACTOR = 4
+COARSE_MIN = 80
+# Past this many visible rows, filtering after the coarse pass is reliable enough that a
+# fallback scan over the visible rows is not worth it.
+VISIBLE_SCAN_LIMIT = 30_000
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    id: int
+    similarity: float  # cosine similarity in [-1, 1]
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    table: str
+    dim: int = 384
+
+    @property
+    def bits_table(self) -> str:
+        return f"{self.table}_bits"
+
+    def create_sql(self, dim: int | None = None) -> list[str]:
+        dim = dim or self.dim
+        return [
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.table} USING vec0("
+            f"embedding float[{dim}] distance_metric=cosine, +model text)",
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.bits_table} USING vec0("
+            f"embedding bit[{dim}])",
+        ]
+
+    def drop_sql(self) -> list[str]:
+        return [f"DROP TABLE IF EXISTS {self.table}", f"DROP TABLE IF EXISTS {self.bits_table}"]
+
+    def current_dim(self) -> int | None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT sql FROM sqlite_master WHERE name = %s", [self.table])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        marker = "float["
+        sql = row[0]
+        start = sql.index(marker) + len(marker)
+        return int(sql[start:sql.index("]", start)])
+
+    def ensure_dim(self, dim: int) -> bool:
+        """Make the tables hold ``dim``-wide vectors; recreating them (and so dropping
+        every stored vector) when the width changes. Returns True if recreated."""
+        current = self.current_dim()
+        if current == dim:
+            return False
+        with connection.cursor() as cursor:
+            for sql in self.drop_sql() + self.create_sql(dim):
+                cursor.execute(sql)
+        return current is not None
+
+    def upsert(self, items: Iterable[tuple[int, np.ndarray]], *, model: str) -> None:
+        """Store (replace) the vectors of rows ``(id, vector)``."""
+        items = [(int(row_id), _blob(vector)) for row_id, vector in items]
+        if not items:
+            return
+        with connection.cursor() as cursor:
+            self._delete(cursor, [row_id for row_id, _ in items])
+            cursor.executemany(
+                f"INSERT INTO {self.table}(rowid, embedding, model) VALUES (%s, %s, %s)",
+                [(row_id, blob, model) for row_id, blob in items],
+            )
+            cursor.executemany(
+                f"INSERT INTO {self.bits_table}(rowid, embedding) "
+                f"VALUES (%s, vec_quantize_binary(%s))",
+                items,
+            )
+
+    def delete(self, ids: Iterable[int]) -> None:
+        with connection.cursor() as cursor:
+            self._delete(cursor, [int(i) for i in ids])
+
+    def _delete(self, cursor, ids: list[int]) -> None:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            marks = ", ".join(["%s"] * len(chunk))
+            cursor.execute(f"DELETE FROM {self.table} WHERE rowid IN ({marks})", chunk)
+            cursor.execute(f"DELETE FROM {self.bits_table} WHERE rowid IN ({marks})", chunk)
+
+    def count(self) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT count(*) FROM {self.table}_rowids")
+            return cursor.fetchone()[0]
+
+    def models(self) -> dict[int, str]:
+        """Model id per stored row."""
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT rowid, model FROM {self.table}")
+            return dict(cursor.fetchall())
+
+    def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        ids = [int(i) for i in ids]
+        found: dict[int, np.ndarray] = {}
+        with connection.cursor() as cursor:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start:start + 500]
+                marks = ", ".join(["%s"] * len(chunk))
+                cursor.execute(
+                    f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({marks})", chunk
+                )
+                for row_id, blob in cursor.fetchall():
+                    found[row_id] = np.frombuffer(blob, dtype="<f4")
+        return found
+
+    def knn(self, vector: np.ndarray, *, k: int, within: QuerySet | None = None) -> list[VectorHit]:
+        """The ``k`` rows most similar to ``vector`` (unit length), best first, among the
+        ids of ``within`` when given."""
+        query = np.asarray(vector, dtype="<f4")
+        if k <= 0:
+            return []
+        total = self.count()
+        if total == 0:
+            return []
+        if total <= EXACT_SCAN_LIMIT:
+            return self._exact(query, k=k, within=within)
+        wanted = max(k * COARSE_FACTOR, COARSE_MIN)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT rowid FROM {self.bits_table} "
+                f"WHERE embedding MATCH vec_quantize_binary(%s) AND k = %s",
+                [_blob(query), wanted],
+            )
+            candidates = [row[0] for row in cursor.fetchall()]
+        if within is not None:
+            allowed = set(within.filter(pk__in=candidates).values_list("pk", flat=True))
+            candidates = [c for c in candidates if c in allowed]
+            if len(candidates) < k:
+                visible = within.count()
+                if visible <= VISIBLE_SCAN_LIMIT:
+                    return self._scan_ids(query, list(within.values_list("pk", flat=True)), k)
+                return self._exact(query, k=k, within=within)
+        return self._rerank(query, candidates, k)
+
+    def _exact(self, query: np.ndarray, *, k: int, within: QuerySet | None) -> list[VectorHit]:
+        sql = f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH %s AND k = %s"
+        params: list = [_blob(query), k]
+        if within is not None:
+            inner_sql, inner_params = within.values("pk").query.sql_with_params()
+            sql += f" AND rowid IN ({inner_sql})"
+            params.extend(inner_params)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        return [VectorHit(id=row_id, similarity=1.0 - distance) for row_id, distance in rows]
+
+    def _scan_ids(self, query: np.ndarray, ids: list[int], k: int) -> list[VectorHit]:
+        return self._rerank(query, ids, k)
+
+    def _rerank(self, query: np.ndarray, ids: list[int], k: int) -> list[VectorHit]:
+        vectors = self.vectors(ids)
+        if not vectors:
+            return []
+        order = list(vectors)
+        matrix = np.vstack([vectors[i] for i in order])
+        scores = matrix @ query
+        best = np.argsort(-scores)[:k]
+        return [VectorHit(id=order[i], similarity=float(scores[i])) for i in best]
