@@ -42,8 +42,9 @@ class RawDef(NamedTuple):
     emit: bool = True
 
 
-# (start byte, line, callee, receiver): sorting puts calls in document order.
-RawCall = tuple[int, int, str, str]
+# (start byte, -end byte, line, callee, receiver): sorting puts calls in document order,
+# an outer call before the inner one that starts at the same byte (`a().b()`).
+RawCall = tuple[int, int, int, str, str]
 
 
 @dataclass(slots=True)
@@ -244,7 +245,7 @@ def _assemble(
     calls: list[Call] = []
     open_spans: list[tuple[int, int, str]] = []
     i, n = 0, len(spans)
-    for start, line, callee, receiver in raw_calls:
+    for start, _, line, callee, receiver in raw_calls:
         while i < n and spans[i][0] <= start:
             span = spans[i]
             while open_spans and open_spans[-1][1] <= span[0]:

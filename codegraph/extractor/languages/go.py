@@ -137,7 +137,15 @@ class _Go:
                 continue
             kind = function.type
             if kind == "identifier":
-                append((node.start_byte, line_of(node), node_text(function, source), ""))
+                append(
+                    (
+                        node.start_byte,
+                        -node.end_byte,
+                        line_of(node),
+                        node_text(function, source),
+                        "",
+                    )
+                )
             elif kind == "selector_expression":
                 field = function.child_by_field_id(field_id)
                 if field is None:
@@ -145,6 +153,7 @@ class _Go:
                 append(
                     (
                         node.start_byte,
+                        -node.end_byte,
                         line_of(field),
                         node_text(field, source),
                         receiver_text(function.child_by_field_id(operand_id), source),

@@ -141,7 +141,9 @@ class _Java:
                 receiver = collapse(source, node.start_byte, name.start_byte, RECEIVER_MAX).rstrip(
                     ". "
                 )
-            append((node.start_byte, line_of(name), node_text(name, source), receiver))
+            append(
+                (node.start_byte, -node.end_byte, line_of(name), node_text(name, source), receiver)
+            )
 
     def creations(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         # `new Foo<>(...)` is reported as a call of `Foo`, `new a.b.Foo()` too.
@@ -156,7 +158,9 @@ class _Java:
                     break
                 kind = inner
             if kind is not None:
-                out.calls.append((node.start_byte, line_of(kind), node_text(kind, source), ""))
+                out.calls.append(
+                    (node.start_byte, -node.end_byte, line_of(kind), node_text(kind, source), "")
+                )
 
 
 def _is_static_final(field: Node) -> bool:

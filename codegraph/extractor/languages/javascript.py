@@ -270,7 +270,15 @@ class _JavaScript:
                 continue
             kind = function.type
             if kind == "identifier":
-                append((node.start_byte, line_of(node), node_text(function, source), ""))
+                append(
+                    (
+                        node.start_byte,
+                        -node.end_byte,
+                        line_of(node),
+                        node_text(function, source),
+                        "",
+                    )
+                )
             elif kind == "member_expression":
                 prop = function.child_by_field_id(self.f.property)
                 if prop is None:
@@ -278,6 +286,7 @@ class _JavaScript:
                 append(
                     (
                         node.start_byte,
+                        -node.end_byte,
                         line_of(prop),
                         node_text(prop, source),
                         receiver_text(function.child_by_field_id(self.f.object), source),

@@ -100,7 +100,15 @@ class _Python:
                 continue
             kind = function.type
             if kind == "identifier":
-                append((node.start_byte, line_of(node), node_text(function, source), ""))
+                append(
+                    (
+                        node.start_byte,
+                        -node.end_byte,
+                        line_of(node),
+                        node_text(function, source),
+                        "",
+                    )
+                )
             elif kind == "attribute":
                 attribute = function.child_by_field_id(attribute_id)
                 if attribute is None:
@@ -108,6 +116,7 @@ class _Python:
                 append(
                     (
                         node.start_byte,
+                        -node.end_byte,
                         # A chained call is reported on the line of its own `.name`.
                         line_of(attribute),
                         node_text(attribute, source),

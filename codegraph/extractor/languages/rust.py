@@ -179,7 +179,15 @@ class _Rust:
             found = self._callee(function, source) if function is not None else None
             if found is not None:
                 name, receiver = found
-                append((node.start_byte, line_of(name), node_text(name, source), receiver))
+                append(
+                    (
+                        node.start_byte,
+                        -node.end_byte,
+                        line_of(name),
+                        node_text(name, source),
+                        receiver,
+                    )
+                )
 
     def macro_calls(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         for node in nodes:
@@ -188,7 +196,13 @@ class _Rust:
             if found is not None:
                 name, receiver = found
                 out.calls.append(
-                    (node.start_byte, line_of(name), node_text(name, source) + "!", receiver)
+                    (
+                        node.start_byte,
+                        -node.end_byte,
+                        line_of(name),
+                        node_text(name, source) + "!",
+                        receiver,
+                    )
                 )
             for child in node.named_children:
                 if child.type == "token_tree":
@@ -241,7 +255,7 @@ def _token_tree_calls(tree: Node, source: bytes, out: Collected) -> None:
             receiver = collapse(
                 source, children[first].start_byte, children[i - 1].start_byte, RECEIVER_MAX
             )
-        out.calls.append((child.start_byte, line_of(child), callee, receiver))
+        out.calls.append((child.start_byte, -following.end_byte, line_of(child), callee, receiver))
 
 
 def _path(node: Node, source: bytes) -> str:
