@@ -134,3 +134,50 @@ class Fact(ScopedModel):
             and self.superseded_by_id is None
             and (self.valid_until is None or self.valid_until > timezone.now())
         )
+
+
+class EmbeddingProvider(models.TextChoices):
+    LOCAL = "local", "Local (all-MiniLM-L6-v2, on this machine)"
+    OPENAI = "openai", "OpenAI-compatible /embeddings endpoint"
+    LEGACY = "legacy", "Legacy {model, prompt} endpoint"
+
+
+class MemoryConfig(models.Model):
+    """The instance's memory settings: one row, edited under Settings -> Memory.
+
+    Environment variables give the defaults the row is created with (see README)."""
+
+    memory_enabled = models.BooleanField(default=True)
+    embeddings_enabled = models.BooleanField(default=True)
+    embeddings_provider = models.CharField(max_length=16, choices=EmbeddingProvider.choices,
+                                           default=EmbeddingProvider.LOCAL)
+    embeddings_url = models.URLField(blank=True, default="")
+    embeddings_model = models.CharField(max_length=200, blank=True, default="")
+    embeddings_api_key = models.CharField(max_length=500, blank=True, default="")
+    recall_max_items = models.PositiveIntegerField(default=8)
+    recall_char_budget = models.PositiveIntegerField(default=2000)
+    # {"preference": 2, ...}: at most that many items of a category per recall.
+    recall_category_budget = models.JSONField(default=dict, blank=True)
+    rrf_k = models.PositiveIntegerField(default=60)
+    weight_importance = models.FloatField(default=0.15)
+    weight_recency = models.FloatField(default=0.10)
+    weight_access = models.FloatField(default=0.05)
+    recency_half_life_days = models.FloatField(default=30.0)
+    max_content_length = models.PositiveIntegerField(default=2000)
+    max_active_facts = models.PositiveIntegerField(default=1000,
+                                                   help_text="Per owner scope; 0 = no cap.")
+    dedupe_similarity = models.FloatField(default=0.92)
+    distillation_enabled = models.BooleanField(default=False)
+    distillation_every_hours = models.PositiveIntegerField(default=24)
+    llm_url = models.URLField(blank=True, default="")
+    llm_model = models.CharField(max_length=200, blank=True, default="")
+    llm_api_key = models.CharField(max_length=500, blank=True, default="")
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return "memory settings"
+
+    @property
+    def embedder_key(self) -> tuple[str, str, str]:
+        """What identifies the embedding model: a change means re-embedding."""
+        return (self.embeddings_provider, self.embeddings_url, self.embeddings_model)

@@ -170,7 +170,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {
+    # Catch up on anything the embedder missed (it was down, the model changed...).
+    "facts-backfill-embeddings": {
+        "task": "facts.backfill_embeddings",
+        "schedule": env_float("MEMORYHUB_BACKFILL_EVERY_SECONDS", 600.0),
+    },
+}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- Logging: everything to stdout ------------------------------------------------------
@@ -204,3 +210,20 @@ MEMORYHUB_PORT = env_int("MEMORYHUB_PORT", 8000)
 MEMORYHUB_WEB_WORKERS = env_int("MEMORYHUB_WEB_WORKERS", 2)
 MEMORYHUB_WORKER_CONCURRENCY = env_int("MEMORYHUB_WORKER_CONCURRENCY", 2)
 AUDIT_PAGE_SIZE = 50
+
+# Defaults of the instance's memory settings (editable later under Settings -> Memory).
+MEMORY_DEFAULTS = {
+    "memory_enabled": env_bool("MEMORYHUB_MEMORY_ENABLED", True),
+    "embeddings_enabled": env_bool("MEMORYHUB_EMBEDDINGS_ENABLED", True),
+    "embeddings_provider": env_str("MEMORYHUB_EMBEDDINGS_PROVIDER", "local"),
+    "embeddings_url": env_str("MEMORYHUB_EMBEDDINGS_URL"),
+    "embeddings_model": env_str("MEMORYHUB_EMBEDDINGS_MODEL"),
+    "embeddings_api_key": env_str("MEMORYHUB_EMBEDDINGS_API_KEY"),
+    "recall_max_items": env_int("MEMORYHUB_RECALL_MAX_ITEMS", 8),
+    "recall_char_budget": env_int("MEMORYHUB_RECALL_CHAR_BUDGET", 2000),
+    "max_content_length": env_int("MEMORYHUB_MAX_CONTENT_LENGTH", 2000),
+    "max_active_facts": env_int("MEMORYHUB_MAX_ACTIVE_FACTS", 1000),
+    "llm_url": env_str("MEMORYHUB_LLM_URL"),
+    "llm_model": env_str("MEMORYHUB_LLM_MODEL"),
+    "llm_api_key": env_str("MEMORYHUB_LLM_API_KEY"),
+}

@@ -1,0 +1,151 @@
+"""Reads of the fact store. Every one starts from ``Fact.objects.visible_to(user)``."""
+
+from collections.abc import Iterator
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from facts.models import Category, Fact, Layer, Status
+from facts.search import FACT_FTS
+from memoryhub.errors import InvalidInput, NotFound
+from memoryhub.search import match_all
+
+SORTS = {
+    "newest": ("-created_at", "-id"),
+    "oldest": ("created_at", "id"),
+    "importance": ("-importance", "-created_at", "-id"),
+    "accessed": ("-access_count", "-created_at", "-id"),
+    "updated": ("-updated_at", "-id"),
+}
+FILTERS = ("category", "layer", "visibility", "project", "status", "team")
+
+
+def fact_list_visible(*, user: Any, filters: dict[str, Any] | None = None,
+                      sort: str = "newest") -> QuerySet[Fact]:
+    """Facts the user may read, filtered and sorted."""
+    if sort not in SORTS:
+        raise InvalidInput(f"Unknown sort '{sort}': use one of {', '.join(SORTS)}.")
+    facts = Fact.objects.visible_to(user).select_related("owner", "team")
+    for name, value in (filters or {}).items():
+        if value in (None, ""):
+            continue
+        if name not in FILTERS:
+            raise InvalidInput(f"Unknown filter '{name}'.")
+        if name == "category" and value not in Category.values:
+            raise InvalidInput(f"Unknown category '{value}'.")
+        if name == "status" and value not in Status.values:
+            raise InvalidInput(f"Unknown status '{value}'.")
+        if name == "layer" and int(value) not in Layer.values:
+            raise InvalidInput(f"Unknown layer '{value}'.")
+        if name == "team":
+            facts = facts.filter(team__name__iexact=value) if not str(value).isdigit() \
+                else facts.filter(team_id=int(value))
+            continue
+        facts = facts.filter(**{name: value})
+    return facts.order_by(*SORTS[sort])
+
+
+def fact_get_visible(*, user: Any, fact_id: int) -> Fact:
+    fact = Fact.objects.visible_to(user).select_related("owner", "team").filter(pk=fact_id).first()
+    if fact is None:
+        raise NotFound(f"No fact {fact_id}.")
+    return fact
+
+
+def fact_search(*, user: Any, query: str, limit: int = 50,
+                filters: dict[str, Any] | None = None) -> list[Fact]:
+    """Facts whose content or tags contain every word of ``query`` (the last word as a
+    prefix), best bm25 first. Any text is accepted: operators are searched as words."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("The search query must not be empty.")
+    if len(query) > 1000:
+        raise InvalidInput("The search query is at most 1000 characters.")
+    scope = fact_list_visible(user=user, filters=filters)
+    hits = FACT_FTS.search(match_all(query), limit=limit, within=scope.order_by())
+    found = scope.in_bulk([h.id for h in hits])
+    return [found[h.id] for h in hits if h.id in found]
+
+
+def fact_stats(*, user: Any) -> dict[str, Any]:
+    """Counts of the visible facts by category, status, visibility and layer."""
+    facts = Fact.objects.visible_to(user)
+
+    def counts(name: str) -> dict[str, int]:
+        return {str(row[name]): row["n"] for row in
+                facts.order_by().values(name).annotate(n=Count("id"))}
+
+    by_category = counts("category")
+    return {
+        "total": sum(by_category.values()),
+        "by_category": by_category,
+        "by_status": counts("status"),
+        "by_visibility": counts("visibility"),
+        "by_layer": counts("layer"),
+    }
+
+
+def fact_layer_stats(*, user: Any) -> list[dict[str, Any]]:
+    """Per layer: how many facts, how many are active, how many are distilled."""
+    facts = Fact.objects.visible_to(user).order_by()
+    rows = {row["layer"]: row for row in facts.values("layer").annotate(
+        total=Count("id"))}
+    active = dict(facts.filter(status=Status.ACTIVE).values("layer").annotate(n=Count("id"))
+                  .values_list("layer", "n"))
+    distilled = dict(facts.filter(distilled=True).values("layer").annotate(n=Count("id"))
+                     .values_list("layer", "n"))
+    return [
+        {"layer": layer.value, "name": layer.label,
+         "total": rows.get(layer.value, {}).get("total", 0),
+         "active": active.get(layer.value, 0), "distilled": distilled.get(layer.value, 0)}
+        for layer in Layer
+    ]
+
+
+def fact_export_rows(*, user: Any, chunk_size: int = 500) -> Iterator[dict[str, Any]]:
+    """Every visible fact with its provenance, as plain dicts, in id order."""
+    facts = (Fact.objects.visible_to(user).select_related("owner", "team", "created_by",
+                                                          "created_by_token")
+             .prefetch_related("derived_from").order_by("pk"))
+    for fact in facts.iterator(chunk_size=chunk_size):
+        yield fact_as_dict(fact)
+
+
+def fact_as_dict(fact: Fact) -> dict[str, Any]:
+    return {
+        "id": fact.pk,
+        "content": fact.content,
+        "category": fact.category,
+        "source": fact.source,
+        "layer": fact.layer,
+        "distilled": fact.distilled,
+        "importance": fact.importance,
+        "confidence": fact.confidence,
+        "sentiment": fact.sentiment,
+        "tags": fact.tags,
+        "status": fact.status,
+        "visibility": fact.visibility,
+        "team": fact.team.name if fact.team_id else None,
+        "project": fact.project,
+        "owner": fact.owner.get_username(),
+        "access_count": fact.access_count,
+        "last_accessed_at": fact.last_accessed_at.isoformat() if fact.last_accessed_at else None,
+        "valid_from": fact.valid_from.isoformat(),
+        "valid_until": fact.valid_until.isoformat() if fact.valid_until else None,
+        "superseded_by": fact.superseded_by_id,
+        "tier": fact.tier,
+        "fleet": fact.fleet,
+        "skill": fact.skill,
+        "resolution_ref": fact.resolution_ref,
+        "created_at": fact.created_at.isoformat(),
+        "updated_at": fact.updated_at.isoformat(),
+        "provenance": {
+            "origin": fact.origin,
+            "session_id": fact.session_id,
+            "created_by": fact.created_by.get_username() if fact.created_by_id else None,
+            "agent": fact.created_by_token.name if fact.created_by_token_id else None,
+            "source_excerpt": fact.source_excerpt,
+            "extraction_confidence": fact.extraction_confidence,
+            "derived_from": [parent.pk for parent in fact.derived_from.all()],
+        },
+        "embedded_with": fact.embedding_model or None,
+    }
