@@ -4,10 +4,10 @@
 
 Extracts every .py file under DIR (default: the installed `django` package) and prints
 files, definitions, imports, calls and seconds (best of --repeat runs, reading files
-included). When `ctags` (Universal Ctags) is on PATH it also runs
-`ctags -R --languages=Python --fields=+nKz` on the same tree, prints its time and the
-ratio, and the share of ctags' function / class / member entries (name + line) that our
-definitions contain.
+included), and the time tree-sitter alone takes to parse the same files. When `ctags`
+(Universal Ctags) is on PATH it also runs `ctags -R --languages=Python --fields=+nKz`
+on the same tree, prints its time and the ratios, and the share of ctags' function /
+class / member entries (name + line) that our definitions contain.
 """
 
 from __future__ import annotations
@@ -59,6 +59,19 @@ def run_ours(files: list[Path], jobs: int) -> tuple[float, list[tuple[str, FileI
         started = time.perf_counter()
         results = [item for part in pool.map(extract_paths, chunks) for item in part]
         return time.perf_counter() - started, results
+
+
+def run_parse_only(files: list[Path]) -> float:
+    """Time reading and parsing every file with no extraction: the floor under ours."""
+    from tree_sitter import Parser
+
+    from codegraph.extractor.languages import spec_for
+
+    parser = Parser(spec_for("python").language)
+    started = time.perf_counter()
+    for path in files:
+        parser.parse(path.read_bytes())
+    return time.perf_counter() - started
 
 
 def run_ctags(ctags: str, root: Path) -> tuple[float, str]:
@@ -117,6 +130,8 @@ def main() -> None:
     print(f"imports      {imports}")
     print(f"calls        {calls}")
     print(f"seconds      {ours:.3f}  (best of {args.repeat}, jobs={args.jobs})")
+    parse_only = min(run_parse_only(files) for _ in range(args.repeat))
+    print(f"parse only   {parse_only:.3f}  (tree-sitter parse, no extraction, one process)")
 
     ctags = shutil.which("ctags")
     if ctags is None:
@@ -140,7 +155,7 @@ def main() -> None:
     found = expected & ours_set
     share = 100.0 * len(found) / len(expected) if expected else 100.0
     print(f"ctags        {theirs:.3f} s  (definitions only, best of {args.repeat})")
-    print(f"ratio        {ours / theirs:.2f}x ctags")
+    print(f"ratio        {ours / theirs:.2f}x ctags  (parse only {parse_only / theirs:.2f}x)")
     print(f"agreement    {share:.2f}%  ({len(found)} of {len(expected)} ctags entries)")
     for relative, name, line in sorted(expected - ours_set)[: args.misses]:
         print(f"  missing    {relative}:{line} {name}")

@@ -98,3 +98,14 @@ def test_extraction_is_thread_safe() -> None:
         assert index.definitions[0].name == f"f{i}"
         assert index.calls[0].callee == f"g{i}"
         assert index.calls[0].caller == f"f{i}"
+
+
+def test_a_file_index_survives_pickling_for_worker_processes() -> None:
+    import pickle
+
+    index = extract("p.py", b"import os as o\n\nclass A:\n    def m(self):\n        o.go()\n")
+    restored = pickle.loads(pickle.dumps(index))
+    assert restored == index
+    assert restored.definitions[1] == Definition("m", "A.m", "method", 4, 5, "def m(self)")
+    assert restored.imports == (Import("os", "", "o", 1),)
+    assert restored.calls == (Call("go", "o", "A.m", 5),)
