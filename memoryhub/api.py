@@ -63,9 +63,11 @@ def health(request: HttpRequest) -> dict:
 
 
 def _register_routers() -> None:
+    from facts.api import router as facts_router
     from teams.api import router as teams_router
 
     api.add_router("/", teams_router)
+    api.add_router("/", facts_router)
 
 
 _register_routers()

@@ -1,0 +1,169 @@
+"""The fact store's JSON API: memories, search, recall, stats and export."""
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.utils import timezone
+from ninja import Query, Router, Schema
+
+from facts import selectors, services
+from facts.recall import fact_recall
+from facts.schemas import (
+    BatchOut,
+    FactBatchIn,
+    FactIn,
+    FactListOut,
+    FactOut,
+    FactPatch,
+    LayerStatOut,
+    RecallIn,
+    RecallOut,
+    StatsOut,
+)
+from facts.selectors import fact_as_dict
+from memoryhub.errors import InvalidInput
+from teams.auth import read_auth, write_auth
+from teams.services import Actor, audit_log
+
+router = Router(tags=["memories"])
+
+EXPORT_FORMAT = "memoryhub.facts"
+EXPORT_VERSION = 1
+
+
+class ListFilters(Schema):
+    category: str | None = None
+    layer: int | None = None
+    visibility: str | None = None
+    project: str | None = None
+    status: str | None = None
+    team: str | None = None
+    sort: str = "newest"
+    limit: int = 50
+    offset: int = 0
+
+
+def _page(request: HttpRequest, query, *, limit: int, offset: int) -> dict[str, Any]:
+    if not 1 <= limit <= 200:
+        raise InvalidInput("limit must be between 1 and 200.")
+    if offset < 0:
+        raise InvalidInput("offset must not be negative.")
+    count = query.count()
+    rows = list(query.select_related("created_by", "created_by_token")
+                .prefetch_related("derived_from")[offset:offset + limit])
+    next_url = None
+    if offset + limit < count:
+        params = request.GET.copy()
+        params["offset"] = str(offset + limit)
+        params["limit"] = str(limit)
+        next_url = f"{request.path}?{params.urlencode()}"
+    return {"items": [fact_as_dict(f) for f in rows], "count": count, "next": next_url}
+
+
+@router.get("/memories", response=FactListOut, auth=read_auth)
+def list_memories(request: HttpRequest, filters: Query[ListFilters]) -> dict[str, Any]:
+    """Visible memories, filtered, sorted and paginated (limit/offset)."""
+    data = filters.dict()
+    sort, limit, offset = data.pop("sort"), data.pop("limit"), data.pop("offset")
+    query = selectors.fact_list_visible(user=request.user, filters=data, sort=sort)
+    return _page(request, query, limit=limit, offset=offset)
+
+
+@router.post("/memories", response={200: FactOut, 201: FactOut}, auth=write_auth)
+def create_memory(request: HttpRequest, payload: FactIn) -> tuple[int, dict]:
+    """Store a memory: 201 with the new fact, or 200 with the existing fact it was
+    merged into as a near-duplicate."""
+    result = services.fact_create(actor=Actor.from_request(request),
+                                  data=payload.dict(exclude_none=True))
+    fact = selectors.fact_get_visible(user=request.user, fact_id=result.fact.pk)
+    return (201 if result.created else 200), fact_as_dict(fact)
+
+
+@router.post("/memories/batch", response={201: BatchOut}, auth=write_auth)
+def create_memories(request: HttpRequest, payload: FactBatchIn) -> tuple[int, dict]:
+    """Store up to 1,000 memories at once; one invalid item rejects the whole batch."""
+    results = services.fact_bulk_create(
+        actor=Actor.from_request(request),
+        items=[item.dict(exclude_none=True) for item in payload.items],
+    )
+    created = sum(1 for r in results if r.created)
+    return 201, {"items": [{"id": r.fact.pk, "created": r.created} for r in results],
+                 "created": created, "merged": len(results) - created}
+
+
+@router.get("/memories/search", response=FactListOut, auth=read_auth)
+def search_memories(request: HttpRequest, q: str, limit: int = 20) -> dict[str, Any]:
+    """Memories whose content or tags hold every word of ``q``, best match first."""
+    if not 1 <= limit <= 200:
+        raise InvalidInput("limit must be between 1 and 200.")
+    facts = selectors.fact_search(user=request.user, query=q, limit=limit)
+    return {"items": [fact_as_dict(f) for f in facts], "count": len(facts), "next": None}
+
+
+@router.get("/memories/stats", response=StatsOut, auth=read_auth)
+def memory_stats(request: HttpRequest) -> dict[str, Any]:
+    """Counts of visible memories by category, status, visibility and layer."""
+    return selectors.fact_stats(user=request.user)
+
+
+@router.get("/memories/layer-stats", response=list[LayerStatOut], auth=read_auth)
+def memory_layer_stats(request: HttpRequest) -> list[dict[str, Any]]:
+    """Per distillation layer: total, active and distilled counts."""
+    return selectors.fact_layer_stats(user=request.user)
+
+
+@router.get("/memories/export", auth=read_auth)
+def export_memories(request: HttpRequest) -> HttpResponse:
+    """Every visible memory with its provenance, streamed as one JSON document."""
+    actor = Actor.from_request(request)
+    audit_log(actor=actor, action="fact.export", target_type="user", target_id=request.user.pk)
+
+    def stream() -> Iterator[str]:
+        header = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
+                  "exported_at": timezone.now().isoformat(),
+                  "user": request.user.get_username()}
+        yield json.dumps(header)[:-1] + ', "facts": ['
+        for index, row in enumerate(selectors.fact_export_rows(user=request.user)):
+            yield ("," if index else "") + "\n" + json.dumps(row)
+        yield "\n]}\n"
+
+    response = StreamingHttpResponse(stream(), content_type="application/json")
+    response["Content-Disposition"] = 'attachment; filename="memoryhub-facts.json"'
+    return response
+
+
+@router.get("/memories/{fact_id}", response=FactOut, auth=read_auth)
+def get_memory(request: HttpRequest, fact_id: int) -> dict[str, Any]:
+    """One visible memory."""
+    return fact_as_dict(selectors.fact_get_visible(user=request.user, fact_id=fact_id))
+
+
+@router.patch("/memories/{fact_id}", response=FactOut, auth=write_auth)
+def update_memory(request: HttpRequest, fact_id: int, payload: FactPatch) -> dict[str, Any]:
+    """Change a memory you own (or, for team memories, administer)."""
+    fact = selectors.fact_get_visible(user=request.user, fact_id=fact_id)
+    changes = payload.dict(exclude_unset=True)
+    if not changes:
+        raise InvalidInput("Nothing to change: send at least one field.")
+    services.fact_update(actor=Actor.from_request(request), fact=fact, changes=changes)
+    return fact_as_dict(selectors.fact_get_visible(user=request.user, fact_id=fact_id))
+
+
+@router.delete("/memories/{fact_id}", response={204: None}, auth=write_auth)
+def delete_memory(request: HttpRequest, fact_id: int) -> tuple[int, None]:
+    """Delete a memory you own, with its index entries and vector."""
+    fact = selectors.fact_get_visible(user=request.user, fact_id=fact_id)
+    services.fact_delete(actor=Actor.from_request(request), fact=fact)
+    return 204, None
+
+
+@router.post("/recall", response=RecallOut, auth=read_auth, tags=["recall"])
+def recall(request: HttpRequest, payload: RecallIn) -> dict[str, Any]:
+    """The `## Recalled Facts` block for a message, with each item's score breakdown."""
+    result = fact_recall(actor=Actor.from_request(request), query=payload.query,
+                         project=payload.project, max_items=payload.max_items,
+                         char_budget=payload.char_budget)
+    return {"block": result.block, "items": [item.as_dict() for item in result.items],
+            "mode": result.mode, "notes": result.notes}

@@ -1,0 +1,145 @@
+from datetime import datetime
+
+from ninja import Field, Schema
+
+
+class FactIn(Schema):
+    content: str
+    category: str | None = None
+    source: str | None = None
+    importance: float | None = None
+    confidence: float | None = None
+    sentiment: str | None = None
+    tags: list[str] | None = None
+    visibility: str | None = Field(None, description="private, team or global; default: yours")
+    team: str | int | None = Field(None, description="Team name or id; default: your active team")
+    project: str | None = Field(None, description="Project scope key; '' = personal")
+    session_id: str | None = None
+    supersedes: int | None = Field(None, description="Id of a fact this one replaces")
+    source_excerpt: str | None = None
+    tier: str | None = None
+    fleet: str | None = None
+    skill: str | None = None
+    resolution_ref: str | None = None
+
+
+class FactBatchIn(Schema):
+    items: list[FactIn] = Field(..., max_length=1000)
+
+
+class FactPatch(Schema):
+    content: str | None = None
+    category: str | None = None
+    importance: float | None = None
+    confidence: float | None = None
+    sentiment: str | None = None
+    tags: list[str] | None = None
+    visibility: str | None = None
+    team: str | int | None = None
+    project: str | None = None
+    status: str | None = None
+
+
+class ProvenanceOut(Schema):
+    origin: str
+    session_id: str
+    created_by: str | None
+    agent: str | None
+    source_excerpt: str
+    extraction_confidence: float | None
+    derived_from: list[int]
+
+
+class FactOut(Schema):
+    id: int
+    content: str
+    category: str
+    source: str
+    layer: int
+    distilled: bool
+    importance: float
+    confidence: float
+    sentiment: str
+    tags: list[str]
+    status: str
+    visibility: str
+    team: str | None
+    project: str
+    owner: str
+    access_count: int
+    last_accessed_at: datetime | None
+    valid_from: datetime
+    valid_until: datetime | None
+    superseded_by: int | None
+    tier: str
+    fleet: str
+    skill: str
+    resolution_ref: str
+    created_at: datetime
+    updated_at: datetime
+    provenance: ProvenanceOut
+    embedded_with: str | None
+
+
+class FactListOut(Schema):
+    items: list[FactOut]
+    count: int
+    next: str | None = None
+
+
+class BatchResultOut(Schema):
+    id: int
+    created: bool
+
+
+class BatchOut(Schema):
+    items: list[BatchResultOut]
+    created: int
+    merged: int
+
+
+class RecallIn(Schema):
+    query: str
+    project: str | None = None
+    max_items: int | None = None
+    char_budget: int | None = None
+
+
+class RecallItemOut(Schema):
+    id: int
+    content: str
+    category: str
+    score: float
+    bm25_rank: int | None
+    vector_rank: int | None
+    bm25: float | None
+    similarity: float | None
+    fused: float
+    boosts: dict[str, float]
+    importance: float
+    visibility: str
+    project: str
+    tags: list[str]
+
+
+class RecallOut(Schema):
+    block: str
+    items: list[RecallItemOut]
+    mode: str
+    notes: list[str]
+
+
+class StatsOut(Schema):
+    total: int
+    by_category: dict[str, int]
+    by_status: dict[str, int]
+    by_visibility: dict[str, int]
+    by_layer: dict[str, int]
+
+
+class LayerStatOut(Schema):
+    layer: int
+    name: str
+    total: int
+    active: int
+    distilled: int
