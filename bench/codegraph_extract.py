@@ -52,7 +52,8 @@ def run_ours(files: list[Path], jobs: int) -> tuple[float, list[tuple[str, FileI
         started = time.perf_counter()
         results = extract_paths(paths)
         return time.perf_counter() - started, results
-    chunks = [paths[i::jobs] for i in range(jobs)]
+    # Small chunks keep the workers busy while the parent unpickles earlier results.
+    chunks = [paths[i : i + 32] for i in range(0, len(paths), 32)]
     with ProcessPoolExecutor(jobs) as pool:
         # Warm the workers (imports, grammar loading) outside the timed pass.
         list(pool.map(extract_paths, [[] for _ in range(jobs)]))

@@ -53,7 +53,12 @@ class Collected:
 
     definitions: list[RawDef] = field(default_factory=list)
     calls: list[RawCall] = field(default_factory=list)
-    imports: list[Import] = field(default_factory=list)
+    # (start byte, import): kept in source order whatever order handlers run in.
+    imports: list[tuple[int, Import]] = field(default_factory=list)
+
+    def add_import(self, node: Node, module: str, name: str, alias: str) -> None:
+        """Record an import reported at `node`'s position."""
+        self.imports.append((node.start_byte, Import(module, name, alias, node.start_point[0] + 1)))
 
 
 Handler = Callable[[list[Node], bytes, Collected], None]
@@ -121,8 +126,10 @@ def node_text(node: Node, source: bytes) -> str:
 def collapse(source: bytes, start: int, stop: int, limit: int) -> str:
     """Source between two byte offsets with whitespace collapsed, capped at `limit`."""
     # Cut before decoding so a huge literal is never copied in full.
-    stop = min(stop, start + limit * 4)
-    text = b" ".join(source[start:stop].split()).decode("utf-8", "replace")
+    raw = source[start : min(stop, start + limit * 4)]
+    if len(raw) <= limit and b" " not in raw and b"\n" not in raw and b"\t" not in raw:
+        return raw.decode("utf-8", "replace")  # the common case: `self.repo`
+    text = b" ".join(raw.split()).decode("utf-8", "replace")
     if len(text) > limit:
         text = text[: limit - 1].rstrip() + "…"
     return text
@@ -202,12 +209,14 @@ def run(spec: LanguageSpec, source: bytes) -> FileIndex:
         handlers[capture](nodes, source, collected)
     definitions, calls = _assemble(collected, spec.method_scopes)
     imports = collected.imports
-    imports.sort(key=_import_line)
-    return FileIndex(spec.name, definitions, tuple(imports), calls, root.has_error)
+    imports.sort(key=_position)
+    return FileIndex(
+        spec.name, definitions, tuple(item for _, item in imports), calls, root.has_error
+    )
 
 
-def _import_line(item: Import) -> int:
-    return item.line
+def _position(item: tuple[int, Import]) -> int:
+    return item[0]
 
 
 def _assemble(
@@ -243,16 +252,26 @@ def _assemble(
     raw_calls = collected.calls
     raw_calls.sort()
     calls: list[Call] = []
+    append = calls.append
     open_spans: list[tuple[int, int, str]] = []
+    caller, caller_end = "", -1
     i, n = 0, len(spans)
+    next_start = spans[0][0] if spans else -1
     for start, _, line, callee, receiver in raw_calls:
-        while i < n and spans[i][0] <= start:
-            span = spans[i]
-            while open_spans and open_spans[-1][1] <= span[0]:
+        if start >= caller_end or 0 <= next_start <= start:
+            while i < n and spans[i][0] <= start:
+                span = spans[i]
+                while open_spans and open_spans[-1][1] <= span[0]:
+                    open_spans.pop()
+                open_spans.append(span)
+                i += 1
+            next_start = spans[i][0] if i < n else -1
+            while open_spans and open_spans[-1][1] <= start:
                 open_spans.pop()
-            open_spans.append(span)
-            i += 1
-        while open_spans and open_spans[-1][1] <= start:
-            open_spans.pop()
-        calls.append(Call(callee, receiver, open_spans[-1][2] if open_spans else "", line))
+            if open_spans:
+                _, caller_end, caller = open_spans[-1]
+            else:
+                # At module level until the next definition starts.
+                caller, caller_end = "", next_start if next_start >= 0 else 1 << 62
+        append(Call(callee, receiver, caller, line))
     return tuple(definitions), tuple(calls)

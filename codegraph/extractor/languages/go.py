@@ -7,7 +7,6 @@ import tree_sitter_go
 from tree_sitter import Language, Node
 
 from ..engine import Collected, Handler, compile_spec, make_def, node_text, receiver_text
-from ..model import Import
 from .common import FieldIds, line_of, unquote
 
 QUERY = """
@@ -126,7 +125,7 @@ class _Go:
                 continue
             alias_node = node.child_by_field_id(self.f.name)
             alias = node_text(alias_node, source) if alias_node is not None else ""
-            out.imports.append(Import(unquote(node_text(path, source)), "", alias, line_of(path)))
+            out.add_import(path, unquote(node_text(path, source)), "", alias)
 
     def calls(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         append = out.calls.append

@@ -11,7 +11,6 @@ import tree_sitter_java
 from tree_sitter import Language, Node
 
 from ..engine import RECEIVER_MAX, Collected, Handler, collapse, compile_spec, make_def, node_text
-from ..model import Import
 from .common import FieldIds, line_of
 
 QUERY = """
@@ -123,10 +122,10 @@ class _Java:
             if path is None:
                 continue
             if wildcard:
-                out.imports.append(Import(path, "*", "", line_of(node)))
+                out.add_import(node, path, "*", "")
             else:
                 module, _, name = path.rpartition(".")
-                out.imports.append(Import(module, name, "", line_of(node)))
+                out.add_import(node, module, name, "")
 
     def calls(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         append = out.calls.append

@@ -22,7 +22,6 @@ from ..engine import (
     node_text,
     receiver_text,
 )
-from ..model import Import
 from .common import FieldIds, is_constant_name, line_of, unquote
 
 _FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function)]"
@@ -170,20 +169,18 @@ class _JavaScript:
                     local = clause.named_child(0)
                     module = _string(clause.child_by_field_id(self.f.source), source)
                     alias = node_text(local, source) if local is not None else ""
-                    out.imports.append(Import(module, "", alias, line_of(clause)))
+                    out.add_import(clause, module, "", alias)
             if not found:
-                out.imports.append(Import(module, "", "", line_of(node)))
+                out.add_import(node, module, "", "")
 
     def _import_clause(self, clause: Node, module: str, source: bytes, out: Collected) -> None:
         for part in clause.named_children:
             if part.type == "identifier":
-                out.imports.append(
-                    Import(module, "default", node_text(part, source), line_of(part))
-                )
+                out.add_import(part, module, "default", node_text(part, source))
             elif part.type == "namespace_import":
                 local = part.named_child(0)
                 alias = node_text(local, source) if local is not None else ""
-                out.imports.append(Import(module, "*", alias, line_of(part)))
+                out.add_import(part, module, "*", alias)
             elif part.type == "named_imports":
                 self._specifiers(part, "import_specifier", module, source, out)
 
@@ -197,7 +194,7 @@ class _JavaScript:
             alias_node = specifier.child_by_field_id(self.f.alias)
             name = _string(name_node, source)
             alias = node_text(alias_node, source) if alias_node is not None else ""
-            out.imports.append(Import(module, name, alias, line_of(specifier)))
+            out.add_import(specifier, module, name, alias)
 
     def _reexports(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         for node in nodes:
@@ -211,9 +208,9 @@ class _JavaScript:
                     found = True
                     local = part.named_child(0)
                     alias = node_text(local, source) if local is not None else ""
-                    out.imports.append(Import(module, "*", alias, line_of(part)))
+                    out.add_import(part, module, "*", alias)
             if not found:
-                out.imports.append(Import(module, "*", "", line_of(node)))
+                out.add_import(node, module, "*", "")
 
     def _first_string(self, call: Node, source: bytes) -> str:
         arguments = call.child_by_field_id(self.f.arguments)
@@ -226,38 +223,30 @@ class _JavaScript:
             if function is None or node_text(function, source) != "require":
                 continue
             module = self._first_string(node, source)
-            line = line_of(node)
             parent = node.parent
             target = parent.child_by_field_id(self.f.name) if parent is not None else None
             if parent is None or parent.type != "variable_declarator" or target is None:
-                out.imports.append(Import(module, "", "", line))
+                out.add_import(node, module, "", "")
             elif target.type == "identifier":
-                out.imports.append(Import(module, "", node_text(target, source), line))
+                out.add_import(node, module, "", node_text(target, source))
             elif target.type == "object_pattern":
                 # const { a, b: c } = require("m")
                 for part in target.named_children:
                     if part.type == "shorthand_property_identifier_pattern":
-                        out.imports.append(
-                            Import(module, node_text(part, source), "", line_of(part))
-                        )
+                        out.add_import(part, module, node_text(part, source), "")
                     elif part.type == "pair_pattern":
                         key = part.child_by_field_id(self.f.key)
                         value = part.child_by_field_id(self.f.value)
                         if key is not None and value is not None:
-                            out.imports.append(
-                                Import(
-                                    module,
-                                    node_text(key, source),
-                                    node_text(value, source),
-                                    line_of(part),
-                                )
+                            out.add_import(
+                                part, module, node_text(key, source), node_text(value, source)
                             )
             else:
-                out.imports.append(Import(module, "", "", line))
+                out.add_import(node, module, "", "")
 
     def _dynamic_imports(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         for node in nodes:
-            out.imports.append(Import(self._first_string(node, source), "", "", line_of(node)))
+            out.add_import(node, self._first_string(node, source), "", "")
 
     def _calls(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         append = out.calls.append

@@ -6,7 +6,6 @@ import tree_sitter_python
 from tree_sitter import Language, Node
 
 from ..engine import Collected, Handler, compile_spec, make_def, node_text, receiver_text
-from ..model import Import
 from .common import FieldIds, is_constant_name, line_of
 
 QUERY = """
@@ -62,8 +61,8 @@ class _Python:
             if name_node is not None and is_constant_name(node_text(name_node, source)):
                 out.definitions.append(make_def(node, name_node, "constant", source, None))
 
-    def _names(self, node: Node, source: bytes) -> list[tuple[str, str, int]]:
-        """(name, alias, line) for each `name` child of an import statement."""
+    def _names(self, node: Node, source: bytes) -> list[tuple[str, str, Node]]:
+        """(name, alias, name node) for each `name` child of an import statement."""
         found = []
         for child in node.children_by_field_name("name"):
             alias = ""
@@ -73,23 +72,23 @@ class _Python:
                 child = child.child_by_field_id(self.f.name)
                 if child is None:
                     continue
-            found.append((_dotted(child, source), alias, line_of(child)))
+            found.append((_dotted(child, source), alias, child))
         return found
 
     def imports(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         for node in nodes:
-            for name, alias, line in self._names(node, source):
-                out.imports.append(Import(name, "", alias, line))
+            for name, alias, name_node in self._names(node, source):
+                out.add_import(name_node, name, "", alias)
 
     def imports_from(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         for node in nodes:
             module_node = node.child_by_field_id(self.f.module_name)
             module = "__future__" if module_node is None else _dotted(module_node, source)
-            for name, alias, line in self._names(node, source):
-                out.imports.append(Import(module, name, alias, line))
+            for name, alias, name_node in self._names(node, source):
+                out.add_import(name_node, module, name, alias)
             for child in node.named_children:
                 if child.type == "wildcard_import":
-                    out.imports.append(Import(module, "*", "", line_of(child)))
+                    out.add_import(child, module, "*", "")
 
     def calls(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         append = out.calls.append

@@ -22,7 +22,6 @@ from ..engine import (
     node_text,
     receiver_text,
 )
-from ..model import Import
 from .common import FieldIds, line_of
 
 QUERY = """
@@ -137,13 +136,13 @@ class _Rust:
             alias = node.child_by_field_id(self.f.alias)
             if path is not None:
                 alias_text = node_text(alias, source) if alias is not None else ""
-                _leaf(_join(prefix, _path(path, source)), alias_text, line_of(node), out)
+                _leaf(_join(prefix, _path(path, source)), alias_text, node, out)
         elif kind == "use_wildcard":
             path = node.named_child(0)
             module = _join(prefix, _path(path, source)) if path is not None else prefix
-            out.imports.append(Import(module, "*", "", line_of(node)))
+            out.add_import(node, module, "*", "")
         else:
-            _leaf(_join(prefix, _path(node, source)), "", line_of(node), out)
+            _leaf(_join(prefix, _path(node, source)), "", node, out)
 
     def extern_crates(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         for node in nodes:
@@ -151,7 +150,7 @@ class _Rust:
             alias = node.child_by_field_id(self.f.alias)
             if name is not None:
                 alias_text = node_text(alias, source) if alias is not None else ""
-                out.imports.append(Import(node_text(name, source), "", alias_text, line_of(node)))
+                out.add_import(node, node_text(name, source), "", alias_text)
 
     def _callee(self, function: Node, source: bytes) -> tuple[Node, str] | None:
         """(name node, receiver text) of a called expression."""
@@ -268,15 +267,15 @@ def _join(prefix: str, path: str) -> str:
     return f"{prefix}::{path}" if path else prefix
 
 
-def _leaf(full: str, alias: str, line: int, out: Collected) -> None:
+def _leaf(full: str, alias: str, node: Node, out: Collected) -> None:
     """`a::b::c` imports `c` from `a::b`; `a::b::self` and a bare `a` import a module."""
     module, _, name = full.rpartition("::")
     if name == "self":
-        out.imports.append(Import(module, "", alias, line))
+        out.add_import(node, module, "", alias)
     elif not module:
-        out.imports.append(Import(name, "", alias, line))
+        out.add_import(node, name, "", alias)
     else:
-        out.imports.append(Import(module, name, alias, line))
+        out.add_import(node, module, name, alias)
 
 
 RUST = compile_spec(
