@@ -70,14 +70,15 @@ def test_comments_and_strings_hold_no_definitions_or_calls() -> None:
     assert "nope" not in {c.callee for c in index.calls}
 
 
-def test_use_trees_are_flattened() -> None:
+def test_multi_line_use_trees_are_flattened() -> None:
     index, text = load()
+    fmt_line = line_with(text, "use std::fmt::")
     assert index.imports == (
-        Import("std::collections", "HashMap", "", 2),
-        Import("std::collections::hash_map", "Entry", "MapEntry", 2),
-        Import("std::fmt", "", "", 3),
-        Import("std::fmt", "Display", "", 3),
-        Import("crate::util", "*", "", 4),
+        Import("std::collections", "HashMap", "", line_with(text, "    HashMap,")),
+        Import("std::collections::hash_map", "Entry", "MapEntry", line_with(text, "MapEntry,")),
+        Import("std::fmt", "", "", fmt_line),
+        Import("std::fmt", "Display", "", fmt_line),
+        Import("crate::util", "*", "", line_with(text, "use crate::util::*")),
         Import("serde", "", "sd", line_with(text, "extern crate")),
     )
 
