@@ -139,9 +139,9 @@ _OPEN_SPACE = re.compile(r"([(\[]) ")
 _CLOSE_SPACE = re.compile(r",? ([)\]])")
 
 
-def signature(source: bytes, start: int, stop: int) -> str:
-    """A definition's header: from `start` up to (not including) `stop`."""
-    text = collapse(source, start, stop, SIGNATURE_MAX).rstrip(" {;")
+def signature(source: bytes, start: int, stop: int, prefix: str = "") -> str:
+    """A definition's header: `prefix` and the source from `start` up to `stop`."""
+    text = prefix + collapse(source, start, stop, SIGNATURE_MAX - len(prefix)).rstrip(" {;")
     if source.find(b"\n", start, stop) >= 0:
         # A header written over several lines reads as if written on one:
         # `f( a, b, )` becomes `f(a, b)`.
@@ -174,11 +174,12 @@ def make_def(
     name: str | None = None,
     qualifier: str = "",
     emit: bool = True,
+    prefix: str = "",
 ) -> RawDef:
     """A RawDef spanning `node`, named and lined by `name_node`.
 
-    The signature runs from `header_start` (default: the node start) to `header_end`
-    (default: the node end).
+    The signature is `prefix` and the source from `header_start` (default: the node
+    start) to `header_end` (default: the node end).
     """
     start = node.start_byte
     end = node.end_byte
@@ -193,6 +194,7 @@ def make_def(
             source,
             start if header_start is None else header_start,
             end if header_end is None else header_end,
+            prefix,
         ),
         qualifier,
         emit,

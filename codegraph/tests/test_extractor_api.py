@@ -109,3 +109,18 @@ def test_a_file_index_survives_pickling_for_worker_processes() -> None:
     assert restored.definitions[1] == Definition("m", "A.m", "method", 4, 5, "def m(self)")
     assert restored.imports == (Import("os", "", "o", 1),)
     assert restored.calls == (Call("go", "o", "A.m", 5),)
+
+
+def test_signatures_and_receivers_are_capped() -> None:
+    items = ", ".join(str(i) for i in range(5000))
+    receiver = ".".join(f"part{i}" for i in range(100))
+    source = f"TABLE = [{items}]\n{receiver}.call()\n".encode()
+    index = extract("big.py", source)
+    (table,) = index.definitions
+    assert len(table.signature) <= 200
+    assert table.signature.startswith("TABLE = [0, 1, 2")
+    assert table.signature.endswith("…")
+    (call,) = index.calls
+    assert call.callee == "call"
+    assert len(call.receiver) <= 120
+    assert call.receiver.startswith("part0.part1.")

@@ -95,9 +95,10 @@ class _Go:
                 # `type S struct {...}`: the header stops at the brace.
                 brace = source.find(b"{", definition.start_byte, definition.end_byte)
                 header_end = brace if brace >= 0 else None
-            raw = make_def(node, name_node, kind, source, header_end)
             # A type spec starts at its name, also inside a `type ( ... )` group.
-            out.definitions.append(raw._replace(signature="type " + raw.signature))
+            out.definitions.append(
+                make_def(node, name_node, kind, source, header_end, prefix="type ")
+            )
 
     def interface_methods(self, nodes: list[Node], source: bytes, out: Collected) -> None:
         for node in nodes:
@@ -113,8 +114,9 @@ class _Go:
             for node in nodes:
                 for name_node in node.children_by_field_name("name"):
                     if name_node.type == "identifier":
-                        raw = make_def(node, name_node, kind, source, None)
-                        out.definitions.append(raw._replace(signature=keyword + raw.signature))
+                        out.definitions.append(
+                            make_def(node, name_node, kind, source, None, prefix=keyword)
+                        )
 
         return handle
 
