@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils import timezone
-from ninja import Query, Router, Schema
+from ninja import Query, Router, Schema, Status
 
 from facts import selectors, services
 from facts.recall import fact_recall
@@ -72,25 +72,25 @@ def list_memories(request: HttpRequest, filters: Query[ListFilters]) -> dict[str
 
 
 @router.post("/memories", response={200: FactOut, 201: FactOut}, auth=write_auth)
-def create_memory(request: HttpRequest, payload: FactIn) -> tuple[int, dict]:
+def create_memory(request: HttpRequest, payload: FactIn) -> Status:
     """Store a memory: 201 with the new fact, or 200 with the existing fact it was
     merged into as a near-duplicate."""
     result = services.fact_create(actor=Actor.from_request(request),
                                   data=payload.dict(exclude_none=True))
     fact = selectors.fact_get_visible(user=request.user, fact_id=result.fact.pk)
-    return (201 if result.created else 200), fact_as_dict(fact)
+    return Status(201 if result.created else 200, fact_as_dict(fact))
 
 
 @router.post("/memories/batch", response={201: BatchOut}, auth=write_auth)
-def create_memories(request: HttpRequest, payload: FactBatchIn) -> tuple[int, dict]:
+def create_memories(request: HttpRequest, payload: FactBatchIn) -> Status:
     """Store up to 1,000 memories at once; one invalid item rejects the whole batch."""
     results = services.fact_bulk_create(
         actor=Actor.from_request(request),
         items=[item.dict(exclude_none=True) for item in payload.items],
     )
     created = sum(1 for r in results if r.created)
-    return 201, {"items": [{"id": r.fact.pk, "created": r.created} for r in results],
-                 "created": created, "merged": len(results) - created}
+    return Status(201, {"items": [{"id": r.fact.pk, "created": r.created} for r in results],
+                        "created": created, "merged": len(results) - created})
 
 
 @router.get("/memories/search", response=FactListOut, auth=read_auth)
@@ -152,11 +152,11 @@ def update_memory(request: HttpRequest, fact_id: int, payload: FactPatch) -> dic
 
 
 @router.delete("/memories/{fact_id}", response={204: None}, auth=write_auth)
-def delete_memory(request: HttpRequest, fact_id: int) -> tuple[int, None]:
+def delete_memory(request: HttpRequest, fact_id: int) -> Status:
     """Delete a memory you own, with its index entries and vector."""
     fact = selectors.fact_get_visible(user=request.user, fact_id=fact_id)
     services.fact_delete(actor=Actor.from_request(request), fact=fact)
-    return 204, None
+    return Status(204, None)
 
 
 @router.post("/recall", response=RecallOut, auth=read_auth, tags=["recall"])

@@ -1,0 +1,144 @@
+"""Hybrid recall: relevance, bounds, project isolation, access and the off switches."""
+
+import pytest
+
+from facts.models import Fact, MemoryConfig
+from facts.recall import fact_recall
+from memoryhub.errors import InvalidInput
+from teams.models import AuditEvent
+from teams.services import Actor
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def memories(owner, remember):
+    texts = [
+        ("The user prefers dark mode in every editor", "preference"),
+        ("Production runs on Kubernetes in the Frankfurt region", "fact"),
+        ("The team deploys every Tuesday after the standup", "pattern"),
+        ("Bob is the tech lead of the payments squad", "relationship"),
+        ("The user is allergic to peanuts", "fact"),
+    ]
+    return [remember(owner, text, category=category) for text, category in texts]
+
+
+def recall(user, query: str, **kwargs):
+    return fact_recall(actor=Actor(user=user), query=query, **kwargs)
+
+
+def test_keyword_and_meaning_both_find_the_fact(owner, memories):
+    by_words = recall(owner, "Kubernetes region")
+    assert by_words.items[0].fact.content.startswith("Production runs on Kubernetes")
+    assert by_words.items[0].bm25_rank == 1
+    by_meaning = recall(owner, "which colour theme should the IDE use?")
+    assert by_meaning.mode == "hybrid"
+    assert by_meaning.items[0].fact.content == "The user prefers dark mode in every editor"
+    assert by_meaning.items[0].vector_rank == 1
+
+
+def test_block_is_ready_for_a_system_prompt(owner, memories):
+    result = recall(owner, "food allergies")
+    assert result.block.startswith("## Recalled Facts\n- [fact] The user is allergic to peanuts")
+
+
+def test_score_components_are_reported(owner, memories):
+    item = recall(owner, "Kubernetes").items[0].as_dict()
+    assert set(item) >= {"id", "content", "category", "score", "bm25_rank", "vector_rank",
+                         "fused", "boosts"}
+    assert set(item["boosts"]) == {"importance", "recency", "access"}
+    assert item["score"] == pytest.approx(item["fused"] / (2 / 61) + sum(item["boosts"].values()),
+                                          abs=1e-5)
+
+
+def test_max_items_and_char_budget_bound_the_block(owner, remember):
+    for i in range(12):
+        remember(owner, f"Kubernetes cluster {i} runs workload number {i * 13} for team {i}")
+    assert len(recall(owner, "Kubernetes cluster").items) == 8  # default max
+    assert len(recall(owner, "Kubernetes cluster", max_items=3).items) == 3
+    result = recall(owner, "Kubernetes cluster", char_budget=150)
+    assert 1 <= len(result.items) < 8
+    assert len(result.block) - len("## Recalled Facts\n") <= 150
+
+
+def test_category_budget_limits_a_category(owner, remember):
+    for i in range(4):
+        remember(owner, f"Preference {i}: the user likes green tea variety {i * 11}",
+                 category="preference")
+    remember(owner, "Fact: green tea is stocked in the kitchen", category="fact")
+    result = recall(owner, "green tea", category_budget={"preference": 1})
+    categories = [i.fact.category for i in result.items]
+    assert categories.count("preference") == 1 and "fact" in categories
+
+
+def test_project_isolation(owner, remember):
+    remember(owner, "The web app uses React with Vite", project="web")
+    remember(owner, "The mobile app uses React Native", project="mobile")
+    remember(owner, "The user prefers TypeScript everywhere")
+    web = [i.fact.content for i in recall(owner, "React app TypeScript", project="web").items]
+    assert "The web app uses React with Vite" in web
+    assert "The user prefers TypeScript everywhere" in web  # personal facts come along
+    assert "The mobile app uses React Native" not in web
+    personal = [i.fact.content for i in recall(owner, "React app").items]
+    assert personal == [] or all("app uses" not in c for c in personal)
+
+
+def test_outsider_never_recalls_private_or_team_facts(owner, teammate, outsider, team,
+                                                      remember):
+    remember(owner, "Private: the launch code is kiwi", visibility="private")
+    remember(owner, "Team: the launch date is March 3rd", visibility="team")
+    remember(owner, "Global: launches are announced in #general", visibility="global")
+    seen = {i.fact.content for i in recall(outsider, "launch code date announced").items}
+    assert seen == {"Global: launches are announced in #general"}
+    seen = {i.fact.content for i in recall(teammate, "launch code date announced").items}
+    assert seen == {"Team: the launch date is March 3rd",
+                    "Global: launches are announced in #general"}
+
+
+def test_cross_scope_reads_are_audited(owner, teammate, team, remember):
+    remember(owner, "Team: the launch date is March 3rd", visibility="team")
+    recall(teammate, "launch date")
+    event = AuditEvent.objects.get(action="recall.cross_scope")
+    assert event.actor == teammate and event.details["ids"]
+
+
+def test_recall_counts_access(owner, memories):
+    recall(owner, "Kubernetes")
+    fact = Fact.objects.get(content__startswith="Production runs")
+    assert fact.access_count == 1 and fact.last_accessed_at is not None
+
+
+def test_superseded_and_archived_facts_are_not_recalled(owner, remember):
+    old = remember(owner, "The VPN endpoint is vpn1.example.com")
+    remember(owner, "The VPN endpoint moved to vpn2.example.com", supersedes=old.pk)
+    archived = remember(owner, "The VPN password rotates monthly")
+    Fact.objects.filter(pk=archived.pk).update(status="archived")
+    contents = [i.fact.content for i in recall(owner, "VPN endpoint password").items]
+    assert contents == ["The VPN endpoint moved to vpn2.example.com"]
+
+
+def test_keyword_only_when_embeddings_are_off(owner, memories):
+    MemoryConfig.objects.filter(pk=1).update(embeddings_enabled=False)
+    result = recall(owner, "Kubernetes")
+    assert result.mode == "keyword"
+    assert all(i.vector_rank is None for i in result.items)
+    assert recall(owner, "which colour theme should the IDE use?").items == []
+
+
+def test_memory_switched_off_returns_nothing(owner, memories):
+    MemoryConfig.objects.filter(pk=1).update(memory_enabled=False)
+    result = recall(owner, "Kubernetes")
+    assert (result.block, result.items, result.mode) == ("", [], "disabled")
+
+
+@pytest.mark.parametrize("query", ['"unbalanced', "a AND (b OR", "col:value*", "NEAR(x y)",
+                                   "*", "-- drop table"])
+def test_fts_syntax_in_queries_never_fails(owner, memories, query):
+    recall(owner, query)  # must not raise
+
+
+def test_empty_or_huge_query_is_refused(owner):
+    with pytest.raises(InvalidInput):
+        recall(owner, "   ")
+    with pytest.raises(InvalidInput):
+        recall(owner, "x" * 5000)
