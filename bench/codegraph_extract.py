@@ -77,10 +77,7 @@ def run_parse_only(files: list[Path]) -> float:
 
 def run_ctags(ctags: str, root: Path) -> tuple[float, str]:
     """Time one ctags run over root; returns seconds and its tags output."""
-    command = [
-        ctags, "-R", "--languages=Python", "--fields=+nKz", "--excmd=number", "-f", "-",
-        str(root),
-    ]  # fmt: skip
+    command = [ctags, "-R", "--languages=Python", "--fields=+nKz", "-f", "-", str(root)]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, check=True, text=True)
     return time.perf_counter() - started, done.stdout
@@ -90,7 +87,8 @@ def ctags_entries(output: str, root: Path) -> set[tuple[str, str, int]]:
     """(relative path, name, line) of ctags' function, class and member tags."""
     entries = set()
     for row in output.splitlines():
-        head, _, tail = row.partition(';"\t')
+        # The search pattern may hold tabs; the extension fields after `;"` do not.
+        head, _, tail = row.rpartition(';"\t')
         name, path, _ = head.split("\t", 2)
         fields = dict(item.split(":", 1) for item in tail.split("\t") if ":" in item)
         if fields.get("kind") in CTAGS_KINDS:
