@@ -227,3 +227,14 @@ MEMORY_DEFAULTS = {
     "llm_model": env_str("MEMORYHUB_LLM_MODEL"),
     "llm_api_key": env_str("MEMORYHUB_LLM_API_KEY"),
 }
+
+# --- CodeGraph --------------------------------------------------------------------------
+
+# Files larger than this are recorded as skipped, not parsed.
+CODEGRAPH_MAX_FILE_BYTES = env_int("CODEGRAPH_MAX_FILE_BYTES", 1_000_000)
+# A scan stops adding files beyond this many (and says so on the project).
+CODEGRAPH_MAX_FILES = env_int("CODEGRAPH_MAX_FILES", 20_000)
+# Folders a scan may read, comma-separated. The server reads whatever path a user
+# names, so by default only the home directory of the account the server runs as is
+# allowed (never "/", /etc or other users' homes); add source checkouts explicitly.
+CODEGRAPH_ALLOWED_ROOTS = env_list("CODEGRAPH_ALLOWED_ROOTS", [str(Path.home())])

@@ -1,0 +1,19 @@
+"""What CodeGraph indexes: symbol names split into words, and qualified names, in FTS5."""
+
+from codegraph.extractor import split_identifier
+from memoryhub.search import FtsIndex
+
+# The name's words weigh more than the words of the enclosing definitions. The simple
+# unicode61 tokenizer (no stemming): identifiers are not English prose, and "get" must
+# not match "gets" any better than a prefix query already does.
+SYMBOL_FTS = FtsIndex(
+    table="codegraph_symbol_fts",
+    columns=("name_words", "qualified_words"),
+    tokenize="unicode61 remove_diacritics 2",
+    weights=(1.0, 0.3),
+)
+
+
+def fts_values(name: str, qualified_name: str) -> tuple[str, str]:
+    """Column values of one symbol: ``getQueryset`` -> "get queryset"."""
+    return (split_identifier(name), split_identifier(qualified_name.replace(".", " ")))
