@@ -1,1 +1,121 @@
-"""Models of Wiki."""
+"""Wiki pages (scoped rows with their scanner verdict) and their revisions.
+
+Slugs are unique per (owner, project): two owners may each have a private "deploy"
+page, but within what one person can reach in a project a slug names one page. The
+write service enforces the second half: writing a title whose slug belongs to a page of
+another owner that the writer can see but not edit answers 409, rather than quietly
+creating a second page that shadows it.
+"""
+
+import hashlib
+import json
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from teams.models import ScopedModel
+
+# Markdown pages are documents, not facts: 200 KB is a long runbook with room to spare.
+MAX_CONTENT_CHARS: int = getattr(settings, "WIKI_MAX_CONTENT_CHARS", 200_000)
+MAX_TITLE_CHARS = 200
+
+
+class Kind(models.TextChoices):
+    """The usual kinds; any short lowercase word is accepted (see ``KIND_PATTERN``)."""
+
+    NOTE = "note", "Note"
+    RUNBOOK = "runbook", "Runbook"
+    ADR = "adr", "Decision record"
+    PDD = "pdd", "Product design"
+    REVIEW = "review", "Review"
+    TRIAGE = "triage", "Triage"
+
+
+KIND_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
+
+
+def page_fingerprint(*, title: str, content: str, tags: list[str], kind: str,
+                     visibility: str) -> str:
+    """A hash of everything a page file carries; folder sync compares it to skip
+    files that have not changed."""
+    payload = json.dumps([title, content, tags, kind, visibility], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class Page(ScopedModel):
+    """A Markdown page with its injection-scan findings and the review that clears them."""
+
+    title = models.CharField(max_length=MAX_TITLE_CHARS)
+    slug = models.SlugField(max_length=MAX_TITLE_CHARS, allow_unicode=True)
+    content = models.TextField()
+    tags = models.JSONField(default=list, blank=True)
+    kind = models.CharField(max_length=40, default=Kind.NOTE, db_index=True)
+    content_hash = models.CharField(max_length=64, blank=True, default="")
+
+    findings = models.JSONField(default=list, blank=True)
+    scanner_version = models.CharField(max_length=40, blank=True, default="")
+    flagged = models.BooleanField(default=False, db_index=True)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "project", "slug"],
+                                    name="wiki_page_unique_owner_project_slug"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_approved(self) -> bool:
+        return self.approved_at is not None
+
+    @property
+    def withheld_from_agents(self) -> bool:
+        """Agents get a flagged page's content only once a person has approved it."""
+        return self.flagged and not self.is_approved
+
+    def fingerprint(self) -> str:
+        return page_fingerprint(title=self.title, content=self.content, tags=list(self.tags),
+                                kind=self.kind, visibility=self.visibility)
+
+    def can_be_approved_by(self, user: Any) -> bool:
+        """The owner, an admin of the page's team, or staff (for pages they can see)."""
+        return self.is_editable_by(user) or (bool(user.is_staff) and self.is_visible_to(user))
+
+
+class PageRevision(models.Model):
+    """One saved state of a page: who saved it, when, and what it said."""
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    # The agent that wrote it, when one did: the history shows "alice via agent X".
+    author_label = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    title = models.CharField(max_length=MAX_TITLE_CHARS)
+    content = models.TextField()
+    tags = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["page", "number"],
+                                    name="wiki_revision_unique_page_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.page_id} r{self.number}"
