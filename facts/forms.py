@@ -46,7 +46,9 @@ class FactEditForm(forms.Form):
 
     content = forms.CharField(strip=False, required=False, widget=forms.Textarea(attrs={"rows": 2}))
     category = forms.CharField(widget=forms.Select(choices=Category.choices))
-    importance = forms.FloatField(widget=forms.NumberInput(attrs={"step": "0.05"}))
+    importance = forms.FloatField(
+        widget=forms.NumberInput(attrs={"step": "0.05", "min": "0", "max": "1"})
+    )
     visibility = forms.CharField(widget=forms.Select(choices=Visibility.choices))
 
     def changes(self, current: Any) -> dict[str, Any]:

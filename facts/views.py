@@ -194,7 +194,15 @@ def fact_edit_view(request: HttpRequest, fact_id: int) -> HttpResponse:
     fact = _fact_or_404(request, fact_id)
     if request.method != "POST":
         if not fact.is_editable_by(request.user):
-            raise PermissionDenied("Only the owner (or an admin of its team) can edit this fact.")
+            message = "Only the owner (or an admin of its team) can edit this fact."
+            if _partial(request):
+                return render(
+                    request,
+                    "facts/index.html#fact-row",
+                    {"fact": fact, "editable_ids": set(), "row_error": message},
+                    status=403,
+                )
+            raise PermissionDenied(message)
         form = _edit_form(fact)
         status = 200
     else:

@@ -119,7 +119,10 @@ def test_teammate_sees_team_facts_but_cannot_edit_them(teammate_client, world):
     assert fact.pk in row_ids(html)
     assert world["private"].pk not in row_ids(html)
     assert f'href="/memory/{fact.pk}/edit/"' not in html
-    assert teammate_client.get(f"/memory/{fact.pk}/edit/", headers=HTMX).status_code == 403
+    refused = teammate_client.get(f"/memory/{fact.pk}/edit/", headers=HTMX)
+    assert refused.status_code == 403
+    assert html_of(refused).lstrip().startswith(f'<tr id="fact-{fact.pk}">')
+    assert teammate_client.get(f"/memory/{fact.pk}/edit/").status_code == 403
     response = teammate_client.post(f"/memory/{fact.pk}/edit/",
                                     {"content": "Postgres 17 now", "category": "fact",
                                      "importance": "0.5", "visibility": "team"},
