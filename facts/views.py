@@ -127,11 +127,16 @@ def _embedding_progress(user: Any) -> dict[str, Any]:
 def index(request: HttpRequest) -> HttpResponse:
     """The Memory manager: the visible facts, searched, filtered, sorted and paged."""
     form = FactFilterForm(request.GET)
+    valid = form.is_valid()
+    query = form.cleaned_data["q"].strip() if valid else ""
+    sort = (form.cleaned_data["sort"] if valid else "") or "newest"
     facts: Any = []
     error = ""
     status = 200
-    if form.is_valid():
-        query = form.cleaned_data["q"].strip()
+    if not valid:
+        error = " ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        status = 400
+    else:
         try:
             if query:
                 facts = selectors.fact_search(
@@ -139,23 +144,18 @@ def index(request: HttpRequest) -> HttpResponse:
                 )
             else:
                 facts = selectors.fact_list_visible(
-                    user=request.user,
-                    filters=form.filters(),
-                    sort=form.cleaned_data["sort"] or "newest",
+                    user=request.user, filters=form.filters(), sort=sort
                 )
         except ApplicationError as exc:
             error, status = exc.message, exc.status_code
-    else:
-        error = " ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
-        status = 400
     page = Paginator(facts, PAGE_SIZE).get_page(request.GET.get("page"))
     context: dict[str, Any] = {
         "form": form,
         "page": page,
         "error": error,
-        "searching": form.is_valid() and bool(form.cleaned_data["q"].strip()),
+        "searching": bool(query),
         "search_limit": SEARCH_LIMIT,
-        "sort": (form.cleaned_data.get("sort") if form.is_valid() else "") or "newest",
+        "sort": sort,
         "editable_ids": _editable_ids(request.user, page),
     }
     if _partial(request):
