@@ -71,7 +71,8 @@ class CodeProject(ScopedModel):
 class SourceFile(models.Model):
     """One file of a project, as last seen by a scan (skipped files included)."""
 
-    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="files")
+    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="files",
+                                db_index=False)  # the unique (project, path) serves
     path = models.CharField(max_length=1024)  # relative to the root, with "/" separators
     module = models.CharField(max_length=1024, blank=True, default="")  # dotted, Python only
     language = models.CharField(max_length=32)
@@ -95,7 +96,9 @@ class SourceFile(models.Model):
 class Symbol(models.Model):
     """A definition: function, method, class, struct, interface, constant..."""
 
-    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the composite indexes below start with the project.
+    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="+",
+                                db_index=False)
     file = models.ForeignKey(SourceFile, on_delete=models.CASCADE, related_name="symbols")
     name = models.CharField(max_length=255)
     qualified_name = models.CharField(max_length=1024)
@@ -107,7 +110,6 @@ class Symbol(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["project", "name"], name="symbol_project_name"),
-            models.Index(fields=["project", "qualified_name"], name="symbol_project_qualname"),
         ]
 
     def __str__(self) -> str:
@@ -118,7 +120,9 @@ class ImportRef(models.Model):
     """One imported name. ``target_module`` is the absolute module (relative Python
     imports resolved); ``target_file`` the project file it refers to, when there is one."""
 
-    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the composite indexes below start with the project.
+    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="+",
+                                db_index=False)
     file = models.ForeignKey(SourceFile, on_delete=models.CASCADE, related_name="imports")
     module = models.CharField(max_length=1024)
     name = models.CharField(max_length=255, blank=True, default="")
@@ -141,7 +145,9 @@ class ImportRef(models.Model):
 class CallRef(models.Model):
     """A call site: ``receiver.callee(...)`` inside ``caller`` (qualified, "" = module)."""
 
-    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="+")
+    # No index of its own: the composite indexes below start with the project.
+    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="+",
+                                db_index=False)
     file = models.ForeignKey(SourceFile, on_delete=models.CASCADE, related_name="calls")
     callee = models.CharField(max_length=255)
     receiver = models.CharField(max_length=1024, blank=True, default="")

@@ -1,0 +1,697 @@
+"""Writes of CodeGraph: registering a folder, scanning it (incrementally), deleting it."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import multiprocessing
+import os
+import posixpath
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection, models, transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from codegraph.extractor import EXTRACTOR_VERSION, FileIndex, extract, language_for
+from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceFile, Symbol
+from codegraph.search import SYMBOL_FTS, fts_values
+from memoryhub.errors import Conflict, Forbidden, InvalidInput
+from teams.services import Actor, audit_log, scope_for_new_row
+
+logger = logging.getLogger(__name__)
+
+# Directories never worth indexing: dependencies, build output, caches, VCS data.
+SKIP_DIRS = frozenset({
+    "node_modules", "target", ".git", "dist", "build", "__pycache__", "vendor",
+    "third_party",
+})
+BATCH_SIZE = 200
+BINARY_SNIFF_BYTES = 8192
+# Below this many files to parse, starting worker processes costs more than it saves.
+PARALLEL_MIN_FILES = 300
+JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
+
+ProgressCallback = Callable[[int, int], None]
+
+
+# --- Validation ------------------------------------------------------------------------------
+
+
+def _allowed_roots() -> list[Path]:
+    return [Path(root).expanduser().resolve() for root in settings.CODEGRAPH_ALLOWED_ROOTS]
+
+
+def code_root_validate(*, path: str) -> Path:
+    """The resolved folder ``path`` names, or InvalidInput saying why it cannot be scanned:
+    missing, not a directory, or outside ``CODEGRAPH_ALLOWED_ROOTS``."""
+    raw = (path or "").strip()
+    if not raw:
+        raise InvalidInput("A folder path is required.")
+    candidate = Path(raw).expanduser()
+    if not candidate.is_absolute():
+        raise InvalidInput(f"The path '{raw}' must be absolute.")
+    # Resolve symlinks before the root check, so a link cannot point outside a root.
+    resolved = candidate.resolve()
+    if not resolved.exists():
+        raise InvalidInput(f"The path '{raw}' does not exist.")
+    if not resolved.is_dir():
+        raise InvalidInput(f"The path '{raw}' is a file, not a folder.")
+    roots = _allowed_roots()
+    if not any(resolved == root or resolved.is_relative_to(root) for root in roots):
+        allowed = ", ".join(str(root) for root in roots) or "none configured"
+        raise InvalidInput(
+            f"The path '{raw}' is outside the folders CodeGraph may read ({allowed}); "
+            "an administrator can add it to CODEGRAPH_ALLOWED_ROOTS."
+        )
+    return resolved
+
+
+def _clean_name(name: str) -> str:
+    name = " ".join((name or "").split())
+    if not name:
+        raise InvalidInput("A code project needs a name.")
+    if len(name) > 200:
+        raise InvalidInput("A code project name is at most 200 characters.")
+    return name
+
+
+# --- Projects ---------------------------------------------------------------------------------
+
+
+def code_project_register(
+    *,
+    actor: Actor,
+    name: str,
+    path: str,
+    team: str | int | None = None,
+    visibility: str | None = None,
+    project: str = "",
+) -> CodeProject:
+    """Create the actor's code project ``name`` for folder ``path``, or point the existing
+    one at it; marks it queued. Nothing is written when the input is invalid."""
+    name = _clean_name(name)
+    root = code_root_validate(path=path)
+    with transaction.atomic():
+        existing = CodeProject.objects.filter(owner=actor.user, name=name).first()
+        if existing is None:
+            scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility,
+                                      project=project)
+            code_project = CodeProject.objects.create(
+                name=name, root_path=str(root), state=ScanState.QUEUED, **scope
+            )
+            audit_log(actor=actor, action="codegraph.project.create", target_type="codeproject",
+                      target_id=code_project.pk, details={"name": name, "path": str(root)})
+            return code_project
+        if existing.is_active:
+            raise Conflict(f"A scan of '{name}' is already {existing.state}.")
+        if str(root) != existing.root_path:
+            audit_log(actor=actor, action="codegraph.project.move", target_type="codeproject",
+                      target_id=existing.pk,
+                      details={"from": existing.root_path, "to": str(root)})
+            existing.root_path = str(root)
+        if visibility or team not in (None, "") or project:
+            scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility,
+                                      project=project or existing.project)
+            existing.team, existing.visibility = scope["team"], scope["visibility"]
+            existing.project = scope["project"]
+        existing.state = ScanState.QUEUED
+        existing.error = ""
+        existing.save()
+        return existing
+
+
+def code_project_scan_request(
+    *,
+    actor: Actor,
+    name: str,
+    path: str,
+    team: str | int | None = None,
+    visibility: str | None = None,
+    project: str = "",
+) -> CodeProject:
+    """Register (or re-point) the project and queue its scan once this commits."""
+    from codegraph.tasks import codegraph_scan
+    from memoryhub.tasks import enqueue_on_commit
+
+    with transaction.atomic():
+        code_project = code_project_register(actor=actor, name=name, path=path, team=team,
+                                             visibility=visibility, project=project)
+        audit_log(actor=actor, action="codegraph.scan", target_type="codeproject",
+                  target_id=code_project.pk, details={"name": code_project.name})
+        enqueue_on_commit(codegraph_scan, code_project.pk)
+    return code_project
+
+
+def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProject:
+    """Queue a new scan of an existing project (its owner or a team admin only)."""
+    if not code_project.is_editable_by(actor.user):
+        raise Forbidden("Only the project's owner or a team admin can scan it.")
+    from codegraph.tasks import codegraph_scan
+    from memoryhub.tasks import enqueue_on_commit
+
+    with transaction.atomic():
+        locked = CodeProject.objects.select_for_update().get(pk=code_project.pk)
+        if locked.is_active:
+            return locked
+        locked.state = ScanState.QUEUED
+        locked.error = ""
+        locked.save(update_fields=["state", "error"])
+        audit_log(actor=actor, action="codegraph.scan", target_type="codeproject",
+                  target_id=locked.pk, details={"name": locked.name})
+        enqueue_on_commit(codegraph_scan, locked.pk)
+    return locked
+
+
+def code_project_delete(*, actor: Actor, code_project: CodeProject) -> None:
+    """Delete a project and its whole index (rows and FTS entries); audited."""
+    if not code_project.is_editable_by(actor.user):
+        raise Forbidden("Only the project's owner or a team admin can delete it.")
+    with transaction.atomic():
+        _index_clear(code_project.pk)
+        audit_log(actor=actor, action="codegraph.project.delete", target_type="codeproject",
+                  target_id=code_project.pk,
+                  details={"name": code_project.name, "path": code_project.root_path})
+        code_project.delete()
+
+
+def _index_clear(project_id: int) -> None:
+    symbol_ids = list(Symbol.objects.filter(project_id=project_id).values_list("id", flat=True))
+    SYMBOL_FTS.delete(symbol_ids)
+    # Children first, each a single DELETE, rather than Django's per-file cascade.
+    for model in (Symbol, CallRef, ImportRef):
+        model.objects.filter(project_id=project_id).delete()
+    SourceFile.objects.filter(project_id=project_id).delete()
+
+
+# --- Module names and import resolution ------------------------------------------------------
+
+
+def python_module_name(rel_path: str, *, prefix: str = "") -> str:
+    """Dotted module of a Python file: ``pkg/mod.py`` -> ``pkg.mod``, ``pkg/__init__.py``
+    -> ``pkg``. ``prefix`` is the root's own package name when the root is a package."""
+    stem = rel_path[: -len(".py")] if rel_path.endswith(".py") else rel_path
+    parts = [part for part in stem.split("/") if part]
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    if prefix:
+        parts.insert(0, prefix)
+    return ".".join(parts)
+
+
+def absolute_python_module(module: str, *, importer_module: str, importer_is_package: bool) -> str:
+    """``module`` as written in an import, with relative dots resolved against the
+    importing module (``..x`` in ``a.b.c`` -> ``a.x``)."""
+    if not module.startswith("."):
+        return module
+    dots = len(module) - len(module.lstrip("."))
+    rest = module[dots:]
+    package = importer_module.split(".") if importer_module else []
+    if not importer_is_package and package:
+        package.pop()
+    # One dot is the package itself; each further dot goes up one level.
+    up = dots - 1
+    if up > len(package):
+        return rest  # beyond the top: best effort, keep what was written
+    base = package[: len(package) - up] if up else package
+    return ".".join([*base, rest] if rest else base)
+
+
+class ModuleMap:
+    """Which project file a module name or import path refers to."""
+
+    def __init__(self, files: Iterable[tuple[str, str, str]]) -> None:
+        # files: (path, language, module)
+        self.by_module: dict[str, str] = {}
+        self.by_suffix: dict[str, list[str]] = defaultdict(list)
+        self.paths: set[str] = set()
+        for path, language, module in files:
+            self.paths.add(path)
+            if language == "python" and module:
+                self.by_module.setdefault(module, path)
+        for module in self.by_module:
+            parts = module.split(".")
+            for start in range(1, len(parts)):
+                self.by_suffix[".".join(parts[start:])].append(module)
+
+    def python(self, module: str) -> str | None:
+        """The file of dotted ``module``: exact, else the one module ending with it
+        (a root above the package, like ``src/``)."""
+        if module in self.by_module:
+            return self.by_module[module]
+        candidates = self.by_suffix.get(module)
+        if candidates:
+            return self.by_module[min(candidates, key=len)]
+        return None
+
+    def resolve(self, *, language: str, importer: str, target_module: str,
+                name: str) -> str | None:
+        if language == "python":
+            if name and name != "*":
+                submodule = self.python(f"{target_module}.{name}" if target_module else name)
+                if submodule is not None:
+                    return submodule
+            return self.python(target_module) if target_module else None
+        if language in ("javascript", "typescript") and target_module.startswith("."):
+            base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), target_module))
+            for candidate in (base, *(base + ext for ext in JS_EXTENSIONS),
+                              *(f"{base}/index{ext}" for ext in JS_EXTENSIONS)):
+                if candidate in self.paths:
+                    return candidate
+        return None
+
+
+def _import_target_module(*, language: str, module: str, file_module: str,
+                          is_package: bool) -> str:
+    if language == "python":
+        return absolute_python_module(module, importer_module=file_module,
+                                      importer_is_package=is_package)
+    return module
+
+
+# --- Walking and examining files --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WalkedFile:
+    path: str  # relative, "/"-separated
+    language: str
+    size: int
+    mtime_ns: int
+
+
+def _skip_dir(entry: os.DirEntry) -> bool:
+    name = entry.name
+    if name.startswith(".") or name in SKIP_DIRS:
+        return True
+    # A virtualenv, whatever it is called.
+    return os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
+
+
+def source_tree_walk(root: Path, *, max_files: int) -> tuple[list[WalkedFile], bool]:
+    """Source files under ``root`` in a stable order, with their stat; True as second
+    value when ``max_files`` cut the walk short. Symlinks are not followed, so a walk
+    never leaves the root nor loops."""
+    found: list[WalkedFile] = []
+    stack = [("", str(root))]
+    while stack:
+        rel_dir, abs_dir = stack.pop()
+        try:
+            with os.scandir(abs_dir) as entries:
+                ordered = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in ordered:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not _skip_dir(entry):
+                        subdirs.append((f"{rel_dir}{entry.name}/", entry.path))
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                language = language_for(entry.name)
+                if language is None:
+                    continue
+                stat = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if len(found) >= max_files:
+                return found, True
+            found.append(WalkedFile(f"{rel_dir}{entry.name}", language, stat.st_size,
+                                    stat.st_mtime_ns))
+        stack.extend(reversed(subdirs))
+    return found, False
+
+
+# (sha256, skipped_reason, index or None when the content is unchanged or skipped)
+Examined = tuple[str, str, FileIndex | None]
+
+
+def _examine(abs_path: str, old_sha: str, size: int, max_bytes: int) -> Examined:
+    if size > max_bytes:
+        return "", f"too large: {size} bytes (limit {max_bytes})", None
+    try:
+        with open(abs_path, "rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        return "", f"unreadable: {exc.strerror or exc}"[:200], None
+    if len(data) > max_bytes:
+        return "", f"too large: over {max_bytes} bytes", None
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return "", "binary content", None
+    sha = hashlib.sha256(data).hexdigest()
+    if sha == old_sha:
+        return sha, "", None
+    try:
+        return sha, "", extract(abs_path, data)
+    except Exception as exc:  # a parser bug must not stop the scan of the other files
+        logger.exception("extractor failed on %s", abs_path)
+        return "", f"extractor failed: {exc}"[:200], None
+
+
+def _examine_many(jobs: list[tuple[str, str, int, int]]) -> list[Examined]:
+    return [_examine(*job) for job in jobs]
+
+
+def _examine_all(jobs: list[tuple[str, str, int, int]]) -> Iterable[list[Examined]]:
+    """Results per batch of BATCH_SIZE jobs, in order; extraction runs in worker
+    processes for big scans so the database writes overlap with parsing."""
+    batches = [jobs[i:i + BATCH_SIZE] for i in range(0, len(jobs), BATCH_SIZE)]
+    workers = min(os.cpu_count() or 1, 8)
+    parallel = (
+        len(jobs) >= PARALLEL_MIN_FILES
+        and workers > 1
+        # Celery's prefork children are daemons, which may not start processes.
+        and not multiprocessing.current_process().daemon
+    )
+    if not parallel:
+        for batch in batches:
+            yield _examine_many(batch)
+        return
+    # Small chunks keep every worker busy and the first batch ready early.
+    chunk = 25
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    except (OSError, ValueError):
+        for batch in batches:
+            yield _examine_many(batch)
+        return
+    with pool:
+        pieces = [jobs[i:i + chunk] for i in range(0, len(jobs), chunk)]
+        pending: list[Examined] = []
+        for result in pool.map(_examine_many, pieces):
+            pending.extend(result)
+            while len(pending) >= BATCH_SIZE:
+                yield pending[:BATCH_SIZE]
+                pending = pending[BATCH_SIZE:]
+        if pending:
+            yield pending
+
+
+# --- Scanning ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ScanResult:
+    """What one scan did."""
+
+    project_id: int
+    files: int = 0
+    parsed: int = 0
+    unchanged: int = 0
+    added: int = 0
+    deleted: int = 0
+    skipped: int = 0
+    full: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+def code_project_scan(*, project_id: int,
+                      progress: ProgressCallback | None = None) -> ScanResult:
+    """Scan the project's folder and bring its index up to date.
+
+    Incremental: every file is stat'ed, hashed only when its size or mtime changed and
+    re-parsed only when its hash changed; files gone from disk are dropped. A change of
+    extractor version re-indexes everything. Each batch of files is one transaction, so
+    readers never wait long, and the project row shows progress as batches commit.
+    A folder that vanished or is no longer allowed fails the scan with a message.
+    """
+    code_project = CodeProject.objects.get(pk=project_id)
+    CodeProject.objects.filter(pk=project_id).update(
+        state=ScanState.RUNNING, started_at=timezone.now(), finished_at=None, error="",
+        files_done=0, files_total=0,
+    )
+    try:
+        return _scan(code_project, progress)
+    except InvalidInput as exc:
+        CodeProject.objects.filter(pk=project_id).update(
+            state=ScanState.FAILED, error=exc.message, finished_at=timezone.now())
+        return ScanResult(project_id=project_id, errors=[exc.message])
+    except Exception as exc:
+        CodeProject.objects.filter(pk=project_id).update(
+            state=ScanState.FAILED, error=f"The scan failed: {exc}"[:2000],
+            finished_at=timezone.now())
+        raise
+
+
+def _needs_examining(walked: WalkedFile, row: tuple, max_bytes: int) -> bool:
+    _, size, mtime_ns, sha, _, skipped = row
+    if walked.size != size or walked.mtime_ns != mtime_ns:
+        return True
+    if not sha and not skipped:
+        return True  # created by a scan that stopped before parsing it
+    return skipped.startswith("too large") and walked.size <= max_bytes
+
+
+def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanResult:
+    project_id = code_project.pk
+    root = code_root_validate(path=code_project.root_path)
+    max_bytes = settings.CODEGRAPH_MAX_FILE_BYTES
+    result = ScanResult(project_id=project_id)
+    result.full = code_project.extractor_version != EXTRACTOR_VERSION
+    if result.full:
+        with transaction.atomic():
+            _index_clear(project_id)
+
+    walked, truncated = source_tree_walk(root, max_files=settings.CODEGRAPH_MAX_FILES)
+    prefix = root.name if (root / "__init__.py").is_file() else ""
+    modules = {
+        w.path: python_module_name(w.path, prefix=prefix) if w.language == "python" else ""
+        for w in walked
+    }
+    existing = {
+        row[0]: row[1:]
+        for row in SourceFile.objects.filter(project_id=project_id).values_list(
+            "path", "id", "size", "mtime_ns", "sha256", "has_errors", "skipped_reason")
+    }
+    walked_paths = set(modules)
+    gone = [row[0] for path, row in existing.items() if path not in walked_paths]
+    new = [w for w in walked if w.path not in existing]
+    changed = [w for w in walked
+               if w.path in existing and _needs_examining(w, existing[w.path], max_bytes)]
+    result.files, result.added, result.deleted = len(walked), len(new), len(gone)
+    done = len(walked) - len(new) - len(changed)
+    result.unchanged = done
+    CodeProject.objects.filter(pk=project_id).update(files_total=len(walked), files_done=done)
+    if progress:
+        progress(done, len(walked))
+
+    path_ids = {path: row[0] for path, row in existing.items() if path in walked_paths}
+    with transaction.atomic():
+        if gone:
+            _files_delete(gone)
+        if new:
+            created = SourceFile.objects.bulk_create(
+                [SourceFile(project_id=project_id, path=w.path, language=w.language,
+                            module=modules[w.path], size=w.size, mtime_ns=w.mtime_ns)
+                 for w in new],
+                batch_size=500,
+            )
+            path_ids.update((f.path, f.pk) for f in created)
+
+    module_map = ModuleMap((w.path, w.language, modules[w.path]) for w in walked)
+    todo = sorted([*new, *changed], key=lambda w: w.path)
+    jobs = [(str(root / w.path), existing[w.path][3] if w.path in existing else "",
+             w.size, max_bytes) for w in todo]
+    position = 0
+    for examined in _examine_all(jobs):
+        batch = todo[position:position + len(examined)]
+        position += len(examined)
+        with transaction.atomic():
+            _batch_store(project_id, batch, examined, existing, path_ids, modules,
+                         module_map, result)
+            done += len(batch)
+            CodeProject.objects.filter(pk=project_id).update(files_done=done)
+        if progress:
+            progress(done, len(walked))
+
+    if (new or gone) and not result.full:
+        # Imports in unchanged files may now resolve to a file that came or went.
+        _imports_reresolve(project_id, module_map, path_ids)
+    changed_anything = bool(result.full or new or gone or changed)
+    _scan_finish(code_project, result, truncated=truncated, recount=changed_anything)
+    return result
+
+
+def _children_delete(file_ids: list[int]) -> None:
+    if not file_ids:
+        return
+    SYMBOL_FTS.delete(list(Symbol.objects.filter(file_id__in=file_ids)
+                           .values_list("id", flat=True)))
+    for model in (Symbol, CallRef, ImportRef):
+        model.objects.filter(file_id__in=file_ids).delete()
+
+
+def _files_delete(file_ids: list[int]) -> None:
+    _children_delete(file_ids)
+    ImportRef.objects.filter(target_file_id__in=file_ids).update(target_file=None)
+    SourceFile.objects.filter(pk__in=file_ids).delete()
+
+
+def _batch_store(
+    project_id: int,
+    batch: list[WalkedFile],
+    examined: list[Examined],
+    existing: dict[str, tuple],
+    path_ids: dict[str, int],
+    modules: dict[str, str],
+    module_map: ModuleMap,
+    result: ScanResult,
+) -> None:
+    updates: list[tuple] = []
+    stale: list[int] = []
+    parsed_ids: list[int] = []
+    symbols: list[tuple] = []
+    imports: list[tuple] = []
+    calls: list[tuple] = []
+    for walked, (sha, skipped, index) in zip(batch, examined, strict=True):
+        file_id = path_ids[walked.path]
+        old = existing.get(walked.path)
+        has_errors = bool(old and old[4])
+        if sha and index is None and old is not None and sha == old[3]:
+            # Touched but identical: remember the new stat so it is not hashed again.
+            updates.append((walked.size, walked.mtime_ns, sha, has_errors, "", file_id))
+            continue
+        if old is not None:
+            stale.append(file_id)
+        if skipped:
+            result.skipped += 1
+            updates.append((walked.size, walked.mtime_ns, "", False, skipped, file_id))
+            continue
+        result.parsed += 1
+        updates.append((walked.size, walked.mtime_ns, sha, index.has_errors, "", file_id))
+        symbols.extend(
+            (project_id, file_id, d.name, d.qualified_name, d.kind, d.line, d.end_line,
+             d.signature)
+            for d in index.definitions
+        )
+        module = modules[walked.path]
+        is_package = walked.path.endswith("__init__.py")
+        for imp in index.imports:
+            target_module = _import_target_module(language=walked.language, module=imp.module,
+                                                  file_module=module, is_package=is_package)
+            target = module_map.resolve(language=walked.language, importer=walked.path,
+                                        target_module=target_module, name=imp.name)
+            imports.append((project_id, file_id, imp.module, imp.name, imp.alias, imp.line,
+                            target_module, path_ids.get(target) if target else None))
+        calls.extend((project_id, file_id, c.callee, c.receiver, c.caller, c.line)
+                     for c in index.calls)
+        parsed_ids.append(file_id)
+    _children_delete(stale)
+    _files_update(updates)
+    _rows_insert(Symbol, SYMBOL_FIELDS, symbols)
+    _rows_insert(ImportRef, IMPORT_FIELDS, imports)
+    _rows_insert(CallRef, CALL_FIELDS, calls)
+    # The new symbols' ids, read back in one query, key their FTS rows.
+    SYMBOL_FTS.upsert(
+        (pk, fts_values(name, qualified_name))
+        for pk, name, qualified_name in Symbol.objects.filter(file_id__in=parsed_ids)
+        .values_list("id", "name", "qualified_name").iterator(chunk_size=2000)
+    )
+
+
+SYMBOL_FIELDS = ("project", "file", "name", "qualified_name", "kind", "line", "end_line",
+                 "signature")
+IMPORT_FIELDS = ("project", "file", "module", "name", "alias", "line", "target_module",
+                 "target_file")
+CALL_FIELDS = ("project", "file", "callee", "receiver", "caller", "line")
+
+
+def _files_update(rows: list[tuple]) -> None:
+    """(size, mtime_ns, sha256, has_errors, skipped_reason, id) per file, in one
+    executemany (``bulk_update`` builds a CASE per field and row: far slower)."""
+    if not rows:
+        return
+    quote = connection.ops.quote_name
+    meta = SourceFile._meta
+    sets = ", ".join(f"{quote(meta.get_field(name).column)} = %s"
+                     for name in ("size", "mtime_ns", "sha256", "has_errors", "skipped_reason"))
+    with connection.cursor() as cursor:
+        cursor.executemany(f"UPDATE {quote(meta.db_table)} SET {sets} WHERE id = %s", rows)
+
+
+def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[tuple]) -> None:
+    """Insert plain value tuples with one executemany.
+
+    ``bulk_create`` builds and compiles a model instance per row, which costs more than
+    parsing the file did; these rows are plain strings and integers, so they go in as
+    they are."""
+    if not rows:
+        return
+    meta = model._meta
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(meta.get_field(name).column) for name in fields)
+    marks = ", ".join(["%s"] * len(fields))
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})",
+                           rows)
+
+
+def _imports_reresolve(project_id: int, module_map: ModuleMap, path_ids: dict[str, int]) -> None:
+    """Point every import of the project at the file it now refers to."""
+    moves: dict[int | None, list[int]] = defaultdict(list)
+    rows = ImportRef.objects.filter(project_id=project_id).values_list(
+        "id", "file__path", "file__language", "target_module", "name", "target_file_id")
+    for pk, path, language, target_module, name, current in rows:
+        target = module_map.resolve(language=language, importer=path,
+                                    target_module=target_module, name=name)
+        wanted = path_ids.get(target) if target else None
+        if wanted != current:
+            moves[wanted].append(pk)
+    with transaction.atomic():
+        for target_id, ids in moves.items():
+            for start in range(0, len(ids), 500):
+                ImportRef.objects.filter(pk__in=ids[start:start + 500]).update(
+                    target_file_id=target_id)
+
+
+def _scan_finish(code_project: CodeProject, result: ScanResult, *, truncated: bool,
+                 recount: bool) -> None:
+    project_id = code_project.pk
+    fields: dict[str, object] = {
+        "state": ScanState.DONE,
+        "finished_at": timezone.now(),
+        "files_done": result.files,
+        "files_total": result.files,
+        "extractor_version": EXTRACTOR_VERSION,
+        "parsed_count": result.parsed,
+        "warning": (
+            f"Stopped at {settings.CODEGRAPH_MAX_FILES} files (CODEGRAPH_MAX_FILES); "
+            "the rest of the folder is not indexed." if truncated else ""
+        ),
+    }
+    if recount or not code_project.language_counts:
+        fields.update(code_project_counts(project_id=project_id))
+    CodeProject.objects.filter(pk=project_id).update(**fields)
+
+
+def code_project_counts(*, project_id: int) -> dict[str, object]:
+    """Stored counts of a project's index, overall and per language."""
+    languages: dict[str, dict[str, int]] = {}
+    file_rows = (SourceFile.objects.filter(project_id=project_id)
+                 .values_list("language", "skipped_reason"))
+    files = Counter()
+    skipped = 0
+    for language, reason in file_rows:
+        files[language] += 1
+        skipped += bool(reason)
+    symbols = Counter(dict(
+        Symbol.objects.filter(project_id=project_id)
+        .values("file__language").annotate(n=Count("id")).values_list("file__language", "n")
+    ))
+    for language in sorted(files):
+        languages[language] = {"files": files[language], "symbols": symbols.get(language, 0)}
+    return {
+        "file_count": sum(files.values()),
+        "skipped_count": skipped,
+        "symbol_count": sum(symbols.values()),
+        "import_count": ImportRef.objects.filter(project_id=project_id).count(),
+        "call_count": CallRef.objects.filter(project_id=project_id).count(),
+        "language_counts": languages,
+    }
