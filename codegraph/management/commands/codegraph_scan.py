@@ -1,0 +1,82 @@
+"""manage.py codegraph_scan PATH --name NAME [--user USERNAME]: scan a folder inline."""
+
+import sys
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from codegraph.management.commands._common import user_named
+from codegraph.models import ScanState
+from codegraph.services import code_project_register, code_project_scan
+from memoryhub.errors import ApplicationError
+from teams.services import Actor
+
+
+class ProgressBar:
+    """tqdm on stderr when it is installed, else a carriage-return bar."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.bar = None
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            self.tqdm = None
+        else:
+            self.tqdm = tqdm
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.tqdm is not None:
+            if self.bar is None:
+                self.bar = self.tqdm(total=total, unit="file", file=self.stream,
+                                     dynamic_ncols=True, desc="scan")
+            self.bar.n = done
+            self.bar.refresh()
+            return
+        width = 30
+        filled = width * done // total if total else width
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.tqdm is None:
+            self.stream.write("\n")
+
+
+class Command(BaseCommand):
+    help = "Scan a source folder into a CodeGraph project (inline, with a progress bar)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", help="Absolute folder path inside an allowed root")
+        parser.add_argument("--name", required=True, help="Project name")
+        parser.add_argument("--user", help="Act as this user (default: the admin account)")
+        parser.add_argument("--visibility", help="private, team or global")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        actor = Actor(user=user_named(options["user"]))
+        try:
+            project = code_project_register(actor=actor, name=options["name"],
+                                            path=options["path"],
+                                            visibility=options["visibility"])
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from None
+        bar = ProgressBar(sys.stderr)
+        started = time.perf_counter()
+        try:
+            result = code_project_scan(project_id=project.pk, progress=bar)
+        finally:
+            bar.close()
+        project.refresh_from_db()
+        if project.state != ScanState.DONE:
+            raise CommandError(project.error or "The scan failed.")
+        self.stdout.write(
+            f"{project.name}: {result.files} files ({result.parsed} parsed, "
+            f"{result.unchanged} unchanged, {result.deleted} removed, {result.skipped} "
+            f"skipped), {project.symbol_count} symbols, {project.import_count} imports, "
+            f"{project.call_count} calls in {time.perf_counter() - started:.2f}s"
+        )
+        if project.warning:
+            self.stderr.write(project.warning)
