@@ -1,0 +1,100 @@
+"""The wiki's JSON API: list, read, upsert, search, delete and stats."""
+
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Query, Router, Schema, Status
+
+from memoryhub.errors import InvalidInput
+from teams.auth import read_auth, write_auth
+from teams.services import Actor
+from wiki import selectors, services
+from wiki.schemas import PageIn, PageListOut, PageOut, SearchOut, StatsOut
+
+router = Router(tags=["wiki"])
+
+
+class ListFilters(Schema):
+    tag: str | None = None
+    kind: str | None = None
+    project: str | None = None
+    visibility: str | None = None
+    flagged: bool | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+@router.get("", response=PageListOut, auth=read_auth)
+def list_pages(request: HttpRequest, filters: Query[ListFilters]) -> dict[str, Any]:
+    """Visible pages, newest change first, filtered by tag, kind, project (content is
+    left out: read a page for it)."""
+    data = filters.dict()
+    limit, offset = data.pop("limit"), data.pop("offset")
+    if not 1 <= limit <= 200:
+        raise InvalidInput("limit must be between 1 and 200.")
+    if offset < 0:
+        raise InvalidInput("offset must not be negative.")
+    if data.get("project") is None:
+        data.pop("project", None)
+    pages = selectors.wiki_page_list_visible(user=request.user, filters=data)
+    if "project" in request.GET and request.GET["project"] == "":
+        pages = pages.filter(project="")  # ?project= asks for the organisation pages
+    count = pages.count()
+    actor = Actor.from_request(request)
+    items = [selectors.page_as_dict(p, actor=actor, content=False)
+             for p in pages[offset:offset + limit]]
+    next_url = None
+    if offset + limit < count:
+        params = request.GET.copy()
+        params["offset"], params["limit"] = str(offset + limit), str(limit)
+        next_url = f"{request.path}?{params.urlencode()}"
+    return {"items": items, "count": count, "next": next_url}
+
+
+@router.put("", response={200: PageOut, 201: PageOut}, auth=write_auth)
+def upsert_page(request: HttpRequest, payload: PageIn) -> Status:
+    """Create a page (201) or update the page with the same title in the same project
+    (200). A flagged page's content is not echoed back to an agent."""
+    actor = Actor.from_request(request)
+    result = services.wiki_page_upsert(actor=actor, **payload.dict())
+    page = selectors.wiki_page_get_visible(user=request.user, page_id=result.page.pk)
+    return Status(201 if result.created else 200, selectors.page_as_dict(page, actor=actor))
+
+
+@router.get("/search", response=SearchOut, auth=read_auth)
+def search_pages(request: HttpRequest, q: str, project: str | None = None,
+                 kind: str | None = None, tag: str | None = None,
+                 limit: int = 20) -> dict[str, Any]:
+    """Pages matching ``q`` in title, content or tags, best bm25 first, with snippets
+    whose matches are marked ``[[``/``]]``. Any text is a valid query."""
+    actor = Actor.from_request(request)
+    hits = selectors.wiki_page_search(user=request.user, query=q, limit=limit,
+                                      filters={"project": project, "kind": kind, "tag": tag})
+    items = []
+    for hit in hits:
+        item = selectors.page_as_dict(hit.page, actor=actor, content=False)
+        item["snippet"] = None if item["withheld"] else hit.snippet
+        item["score"] = hit.score
+        items.append(item)
+    return {"items": items, "count": len(items)}
+
+
+@router.get("/stats", response=StatsOut, auth=read_auth)
+def page_stats(request: HttpRequest) -> dict[str, Any]:
+    """Counts of visible pages by kind, visibility and project; flagged and awaiting review."""
+    return selectors.wiki_page_stats(user=request.user)
+
+
+@router.get("/{slug}", response=PageOut, auth=read_auth)
+def get_page(request: HttpRequest, slug: str, project: str | None = None) -> dict[str, Any]:
+    """One visible page by slug (or title); ``project`` picks the scope."""
+    page = selectors.wiki_page_find(user=request.user, title_or_slug=slug, project=project)
+    return selectors.page_as_dict(page, actor=Actor.from_request(request))
+
+
+@router.delete("/{slug}", response={204: None}, auth=write_auth)
+def delete_page(request: HttpRequest, slug: str, project: str | None = None) -> Status:
+    """Delete a page you own (or, for team pages, administer), with its revisions."""
+    page = selectors.wiki_page_find(user=request.user, title_or_slug=slug, project=project)
+    services.wiki_page_delete(actor=Actor.from_request(request), page=page)
+    return Status(204, None)

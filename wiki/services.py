@@ -1,0 +1,274 @@
+"""Writes of the wiki: upsert by title (with a revision per save), delete, and the
+review that releases a flagged page to agents.
+
+Every write scans the page, keeps the FTS index in step and writes an audit event
+inside its own transaction; nothing here runs on signals.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.text import slugify
+
+from memoryhub.errors import Conflict, Forbidden, InvalidInput
+from teams.models import Visibility
+from teams.services import Actor, audit_log, resolve_team, scope_for_new_row
+from wiki import scanner
+from wiki.models import KIND_PATTERN, MAX_CONTENT_CHARS, MAX_TITLE_CHARS, Kind, Page, PageRevision
+from wiki.search import PAGE_FTS, fts_values
+
+MAX_TAGS = 20
+MAX_TAG_CHARS = 64
+MAX_PROJECT_CHARS = 200
+_KIND_RE = re.compile(KIND_PATTERN)
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What an upsert did: ``created`` a page, ``changed`` an existing one, or neither."""
+
+    page: Page
+    created: bool
+    changed: bool
+
+
+# --- Validation -------------------------------------------------------------------------------
+
+
+def page_slug(title: str) -> str:
+    """The slug a title maps to; titles that differ only in case or punctuation share one."""
+    slug = slugify(title, allow_unicode=True)[:MAX_TITLE_CHARS].strip("-")
+    if not slug:
+        raise InvalidInput(f"The title {title!r} has no letters or digits to make a slug from.")
+    return slug
+
+
+def clean_title(title: Any) -> str:
+    if not isinstance(title, str) or not title.strip():
+        raise InvalidInput("A page needs a title.")
+    title = " ".join(title.split())
+    if len(title) > MAX_TITLE_CHARS:
+        raise InvalidInput(f"A title is at most {MAX_TITLE_CHARS} characters, not {len(title)}.")
+    return title
+
+
+def clean_content(content: Any) -> str:
+    # Content is kept byte for byte (no stripping) so folder sync round-trips losslessly.
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInput("A page needs content.")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInput(
+            f"Content is {len(content)} characters; the maximum is {MAX_CONTENT_CHARS}."
+        )
+    return content
+
+
+def clean_tags(tags: Sequence[str] | str | None) -> list[str]:
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = [t for t in tags.split(",")]
+    if not all(isinstance(t, str) for t in tags):
+        raise InvalidInput("Tags must be a list of strings.")
+    cleaned = list(dict.fromkeys(" ".join(t.split()).lower() for t in tags if t.strip()))
+    if len(cleaned) > MAX_TAGS:
+        raise InvalidInput(f"At most {MAX_TAGS} tags, not {len(cleaned)}.")
+    if any(len(t) > MAX_TAG_CHARS for t in cleaned):
+        raise InvalidInput(f"A tag is at most {MAX_TAG_CHARS} characters.")
+    return cleaned
+
+
+def clean_kind(kind: Any) -> str:
+    kind = Kind.NOTE if kind in (None, "") else kind
+    if not isinstance(kind, str) or not _KIND_RE.match(kind):
+        raise InvalidInput(
+            f"Unknown kind {kind!r}: use a short lowercase word such as "
+            f"{', '.join(Kind.values)}."
+        )
+    return kind
+
+
+def clean_project(project: Any) -> str:
+    project = (project or "").strip() if isinstance(project, str | None) else None
+    if project is None:
+        raise InvalidInput("The project key must be a string.")
+    if len(project) > MAX_PROJECT_CHARS:
+        raise InvalidInput(f"A project key is at most {MAX_PROJECT_CHARS} characters.")
+    return project
+
+
+# --- Upsert -----------------------------------------------------------------------------------
+
+
+def _scan(page: Page) -> None:
+    """Store the scanner's findings for the title and the content of ``page``."""
+    content_findings = scanner.scan(page.content)
+    title_findings = scanner.scan(page.title)
+    page.findings = (
+        [{**f.to_dict(), "field": "content"} for f in content_findings]
+        + [{**f.to_dict(), "field": "title"} for f in title_findings]
+    )
+    page.flagged = scanner.is_flagged([*content_findings, *title_findings])
+    page.scanner_version = str(scanner.SCANNER_VERSION)
+
+
+def _index(page: Page) -> None:
+    PAGE_FTS.upsert([(page.pk, fts_values(page.title, page.content, list(page.tags)))])
+
+
+def _keep_revision(*, actor: Actor, page: Page) -> PageRevision:
+    last = page.revisions.aggregate(last=Max("number"))["last"] or 0
+    return PageRevision.objects.create(
+        page=page, number=last + 1, author=actor.user, author_label=actor.label,
+        created_at=page.updated_at, title=page.title, content=page.content,
+        tags=list(page.tags),
+    )
+
+
+def _page_for_write(*, actor: Actor, project: str, slug: str) -> Page | None:
+    """The page a write of ``slug`` in ``project`` lands on: the writer's own, else a
+    page of another owner the writer can edit. A visible page the writer cannot edit
+    blocks the write, so one slug never names two pages for the same reader."""
+    own = (Page.objects.select_for_update()
+           .filter(owner=actor.user, project=project, slug=slug).first())
+    if own is not None:
+        return own
+    others = (Page.objects.visible_to(actor.user).select_related("owner")
+              .filter(project=project, slug=slug).exclude(owner=actor.user)
+              .order_by("-updated_at", "-id"))
+    for other in others:
+        if other.is_editable_by(actor.user):
+            return other
+    blocking = others.first()
+    if blocking is not None:
+        where = f"project '{project}'" if project else "the organisation pages"
+        raise Conflict(
+            f"The slug '{slug}' in {where} is a slug another scope owns "
+            f"(a {blocking.visibility} page of {blocking.owner.get_username()}); "
+            "choose another title.",
+            extra={"slug": slug, "page_id": blocking.pk},
+        )
+    return None
+
+
+@transaction.atomic
+def wiki_page_upsert(
+    *,
+    actor: Actor,
+    title: str,
+    content: str,
+    tags: Sequence[str] | str | None = None,
+    kind: str | None = Kind.NOTE,
+    project: str = "",
+    visibility: str | None = None,
+    team: str | int | None = None,
+) -> WriteResult:
+    """Create the page titled ``title`` in ``project``, or update it if it exists.
+
+    The same title (same slug) in the same scope updates rather than duplicates. Each
+    save scans the page, keeps a revision, re-indexes it and is audited; a write that
+    changes nothing saves nothing. Changing the title or content clears an approval.
+    """
+    title = clean_title(title)
+    content = clean_content(content)
+    clean = {"tags": clean_tags(tags), "kind": clean_kind(kind)}
+    project = clean_project(project)
+    slug = page_slug(title)
+    if visibility not in (None, "") and visibility not in Visibility.values:
+        raise InvalidInput(
+            f"Unknown visibility '{visibility}': use one of {', '.join(Visibility.values)}."
+        )
+    page = _page_for_write(actor=actor, project=project, slug=slug)
+    now = timezone.now()
+
+    if page is None:
+        scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility or None,
+                                  project=project)
+        page = Page(**scope, title=title, slug=slug, content=content, created_at=now,
+                    updated_at=now, **clean)
+        _scan(page)
+        page.content_hash = page.fingerprint()
+        try:
+            with transaction.atomic():
+                page.save()
+        except IntegrityError as exc:
+            raise Conflict(f"A page with the slug '{slug}' was just created; try again.") from exc
+        _after_save(actor=actor, page=page, action="wiki.create")
+        return WriteResult(page=page, created=True, changed=True)
+
+    before = (page.title, page.content, list(page.tags), page.kind, page.visibility,
+              page.team_id)
+    text_changed = page.title != title or page.content != content
+    page.title, page.content = title, content
+    page.tags, page.kind = clean["tags"], clean["kind"]
+    if team not in (None, ""):
+        page.team = resolve_team(user=actor.user, team=team)
+    if visibility:
+        if visibility == Visibility.TEAM and page.team_id is None:
+            page.team = scope_for_new_row(user=actor.user, team=team, visibility=visibility,
+                                          project=project)["team"]
+        page.visibility = visibility
+    after = (page.title, page.content, list(page.tags), page.kind, page.visibility,
+             page.team_id)
+    if after == before:
+        return WriteResult(page=page, created=False, changed=False)
+    if text_changed or page.scanner_version != str(scanner.SCANNER_VERSION):
+        _scan(page)
+    if text_changed:
+        # The reviewer approved the text they read, not whatever it says now.
+        page.approved_by, page.approved_at = None, None
+    page.content_hash = page.fingerprint()
+    page.updated_at = now
+    page.save()
+    _after_save(actor=actor, page=page, action="wiki.update")
+    return WriteResult(page=page, created=False, changed=True)
+
+
+def _after_save(*, actor: Actor, page: Page, action: str) -> None:
+    revision = _keep_revision(actor=actor, page=page)
+    _index(page)
+    audit_log(actor=actor, action=action, target_type="wiki_page", target_id=page.pk,
+              details={"title": page.title, "slug": page.slug, "project": page.project,
+                       "revision": revision.number, "flagged": page.flagged})
+
+
+# --- Delete and review ------------------------------------------------------------------------
+
+
+@transaction.atomic
+def wiki_page_delete(*, actor: Actor, page: Page) -> None:
+    """Delete a page the actor may edit, with its revisions and index entry; audited."""
+    if not page.is_editable_by(actor.user):
+        raise Forbidden("Only the page's owner or an admin of its team can delete it.")
+    page_id = page.pk
+    audit_log(actor=actor, action="wiki.delete", target_type="wiki_page", target_id=page_id,
+              details={"title": page.title, "slug": page.slug, "project": page.project,
+                       "owner": page.owner.get_username(),
+                       "revisions": page.revisions.count()})
+    PAGE_FTS.delete([page_id])
+    page.delete()
+
+
+@transaction.atomic
+def wiki_page_approve(*, actor: Actor, page: Page) -> Page:
+    """Release a flagged page to agents. Only a person may do it (never an agent token):
+    the page's owner, an admin of its team, or staff. Audited with the findings."""
+    if actor.token is not None:
+        raise Forbidden("Agents cannot approve flagged pages; a person reviews them.")
+    if not page.can_be_approved_by(actor.user):
+        raise Forbidden("Only the page's owner, an admin of its team or staff can approve it.")
+    if not page.flagged:
+        raise InvalidInput("This page is not flagged; there is nothing to approve.")
+    if page.is_approved:
+        return page
+    page.approved_by, page.approved_at = actor.user, timezone.now()
+    page.save(update_fields=["approved_by", "approved_at"])
+    audit_log(actor=actor, action="wiki.approve", target_type="wiki_page", target_id=page.pk,
+              details={"title": page.title, "scanner_version": page.scanner_version,
+                       "rules": sorted({f.get("rule", "") for f in page.findings})})
+    return page
