@@ -120,6 +120,9 @@ def symbol_find(
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIMIT}.")
     project_ids = _project_ids(user, project)
+    if not project_ids:
+        # Nothing visible (FtsIndex.search cannot take an empty `within` either).
+        return []
     base = Symbol.objects.filter(project_id__in=project_ids)
     if kind:
         base = base.filter(kind=kind)
