@@ -1,0 +1,35 @@
+"""CodeGraph in a real browser: add a folder, scan with progress, find a symbol."""
+
+import pytest
+
+from . import test_scan as scan_helpers
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_add_scan_and_find_a_symbol(page, live_server, login, owner, tmp_path, settings):
+    settings.CODEGRAPH_ALLOWED_ROOTS = [str(tmp_path)]
+    root = tmp_path / "src"
+    scan_helpers.write_tree(root, scan_helpers.PKG)
+    login(owner)
+    page.click("nav >> text=CodeGraph")
+    page.fill("#id_name", "shop")
+    page.fill("#id_path", str(root))
+    page.click("text=Add and scan")
+    row = page.locator("tr:has-text('shop')")
+    row.locator(".cg-state").filter(has_text="Done").wait_for()
+    assert "5 files, 8 symbols" in row.inner_text()
+
+    # Rescan with the button: the progress partial is swapped in and ends at Done.
+    (root / "shop/more.py").write_text("def checkout():\n    pass\n")
+    row.get_by_role("button", name="Scan", exact=True).click()
+    page.wait_for_selector("#projects .cg-state-done")
+    page.wait_for_function(
+        "document.querySelector('.cg-progress progress').value == 100")
+    assert "6/6 files" in page.locator(".cg-progress").inner_text()
+
+    page.fill("#cg-q", "checkout")
+    page.get_by_role("button", name="Search", exact=True).click()
+    page.wait_for_selector("#symbols >> text=shop/more.py:1")
+    page.click("#symbols >> text=callers")
+    page.wait_for_selector("#callers >> text=No calls found.")
