@@ -66,10 +66,12 @@ def _register_routers() -> None:
     from codegraph.api import router as codegraph_router
     from facts.api import router as facts_router
     from teams.api import router as teams_router
+    from wiki.api import router as wiki_router
 
     api.add_router("/", teams_router)
     api.add_router("/", facts_router)
     api.add_router("/codegraph", codegraph_router)
+    api.add_router("/wiki", wiki_router)
 
 
 _register_routers()

@@ -1,8 +1,262 @@
+"""Dashboard pages of the wiki: the list with search and filters, a page with its
+findings, the editor with live preview, history and diff, and the review queue."""
+
+import unicodedata
+from typing import Any
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from memoryhub.errors import ApplicationError, NotFound
+from teams.services import Actor
+from wiki import selectors, services
+from wiki.forms import PageFilterForm, PageForm
+from wiki.models import MAX_CONTENT_CHARS, Kind, Page
+from wiki.rendering import render_markdown
+
+PAGE_SIZE = 50
+SEARCH_LIMIT = 200
+
+
+def _partial(request: HttpRequest) -> bool:
+    """Render a fragment for HTMX, but a whole page when HTMX restores history."""
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def _page_or_404(request: HttpRequest, page_id: int) -> Page:
+    try:
+        return selectors.wiki_page_get_visible(user=request.user, page_id=page_id)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+
+
+def _visible_text(text: str) -> str:
+    """Escape ``text``, showing invisible format characters (zero-width, bidi controls)
+    as their code points so a reviewer sees what hides in the page."""
+    out = []
+    for char in text:
+        if unicodedata.category(char) == "Cf":
+            out.append(f'<span class="invisible-char">U+{ord(char):04X}</span>')
+        else:
+            out.append(escape(char))
+    return "".join(out)
+
+
+def highlight_findings(text: str, findings: list[dict[str, Any]]) -> SafeString:
+    """The page source, escaped, with each finding's span wrapped in ``<mark>``.
+    Overlapping spans are merged; every piece of page text goes through ``escape``."""
+    spans: list[list[Any]] = []
+    for finding in sorted((f for f in findings if f.get("field", "content") == "content"),
+                          key=lambda f: (int(f.get("start", 0)), int(f.get("end", 0)))):
+        start = max(0, min(int(finding.get("start", 0)), len(text)))
+        end = max(start, min(int(finding.get("end", 0)), len(text)))
+        label = f"{finding.get('rule', '')}: {finding.get('message', '')}"
+        if spans and start < spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+            spans[-1][2].append(label)
+        else:
+            spans.append([start, end, [label]])
+    out, position = [], 0
+    for start, end, labels in spans:
+        out.append(_visible_text(text[position:start]))
+        out.append(f'<mark class="finding" title="{escape("; ".join(labels))}">'
+                   f"{_visible_text(text[start:end]) or '&#8203;'}</mark>")
+        position = end
+    out.append(_visible_text(text[position:]))
+    return mark_safe("".join(out))
+
+
+def snippet_html(snippet: str) -> SafeString:
+    """An FTS snippet with its ``[[``/``]]`` match markers turned into ``<mark>``."""
+    escaped = str(escape(snippet))
+    return mark_safe(escaped.replace("[[", "<mark>").replace("]]", "</mark>"))
 
 
 @login_required
+@vary_on_headers("HX-Request")
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "wiki/index.html")
+    """Visible pages: searched (best first) or listed (latest change first), filtered by
+    tag, kind and project."""
+    form = PageFilterForm(request.GET)
+    found: Any = []
+    error, status, searching = "", 200, False
+    if form.is_valid():
+        query = form.cleaned_data["q"].strip()
+        searching = bool(query)
+        try:
+            if searching:
+                found = selectors.wiki_page_search(user=request.user, query=query,
+                                                   limit=SEARCH_LIMIT, filters=form.filters())
+            else:
+                found = selectors.wiki_page_list_visible(user=request.user,
+                                                         filters=form.filters())
+        except ApplicationError as exc:
+            error, status = exc.message, exc.status_code
+    else:
+        error = " ".join(f"{name}: {' '.join(errs)}" for name, errs in form.errors.items())
+        status = 400
+    page_obj = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = [{"page": item.page, "snippet": snippet_html(item.snippet)} if searching
+            else {"page": item, "snippet": ""} for item in page_obj]
+    context = {
+        "form": form,
+        "page_obj": page_obj,
+        "rows": rows,
+        "error": error,
+        "searching": searching,
+        "review_count": selectors.wiki_review_queue(user=request.user).count(),
+    }
+    template = "wiki/index.html#page-results" if _partial(request) else "wiki/index.html"
+    return render(request, template, context, status=status)
+
+
+def _page_context(request: HttpRequest, page: Page) -> dict[str, Any]:
+    return {
+        "page": page,
+        "html": render_markdown(page.content),
+        "source": highlight_findings(page.content, page.findings) if page.findings else "",
+        "editable": page.is_editable_by(request.user),
+        "can_approve": page.withheld_from_agents and page.can_be_approved_by(request.user),
+        "revision_count": page.revisions.count(),
+    }
+
+
+@login_required
+def page_view(request: HttpRequest, page_id: int) -> HttpResponse:
+    """One page rendered, with its scanner findings highlighted in the source."""
+    page = _page_or_404(request, page_id)
+    return render(request, "wiki/page.html", _page_context(request, page))
+
+
+def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
+    if page is not None and not page.is_editable_by(request.user):
+        raise Http404("Only the page's owner or an admin of its team can edit it.")
+    initial: dict[str, Any] = {}
+    if page is not None:
+        initial = {"title": page.title, "content": page.content, "tags": ", ".join(page.tags),
+                   "kind": page.kind, "project": page.project, "visibility": page.visibility}
+    form = PageForm(request.POST or None, initial=initial)
+    if page is not None and page.kind not in Kind.values:
+        # Imported pages may carry a kind of their own; keep it selectable.
+        form.fields["kind"].widget.choices = [*Kind.choices, (page.kind, page.kind)]
+    status = 200
+    if request.method == "POST":
+        status = 400
+        if form.is_valid():
+            arguments = form.upsert_arguments()
+            if page is not None:
+                # The title and project name the page: an edit keeps them (a changed
+                # title would be a new page under upsert-by-title).
+                arguments |= {"title": page.title, "project": page.project}
+            try:
+                result = services.wiki_page_upsert(actor=Actor.from_request(request),
+                                                   **arguments)
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+                status = exc.status_code
+            else:
+                if not result.changed:
+                    messages.info(request, "Nothing changed.")
+                elif result.page.flagged and not result.page.is_approved:
+                    messages.warning(request, "Saved. The scanner flagged this page: agents "
+                                              "will not see it until someone approves it.")
+                else:
+                    messages.success(request, "Saved.")
+                return redirect("wiki-page", page_id=result.page.pk)
+    preview = render_markdown(form["content"].value() or "")
+    return render(request, "wiki/edit.html",
+                  {"form": form, "page": page, "preview": preview,
+                   "max_chars": MAX_CONTENT_CHARS}, status=status)
+
+
+@login_required
+def new_view(request: HttpRequest) -> HttpResponse:
+    """The editor for a new page (a title that exists in the project updates it)."""
+    return _editor(request, None)
+
+
+@login_required
+def edit_view(request: HttpRequest, page_id: int) -> HttpResponse:
+    """The editor for an existing page."""
+    return _editor(request, _page_or_404(request, page_id))
+
+
+@login_required
+@require_POST
+def preview_view(request: HttpRequest) -> HttpResponse:
+    """The live preview: Markdown rendered and sanitised exactly as the page will be."""
+    content = request.POST.get("content", "")
+    if len(content) > MAX_CONTENT_CHARS:
+        return render(request, "wiki/edit.html#preview",
+                      {"preview": "", "preview_error":
+                       f"Content is {len(content)} characters; the maximum is "
+                       f"{MAX_CONTENT_CHARS}."}, status=400)
+    return render(request, "wiki/edit.html#preview", {"preview": render_markdown(content)})
+
+
+@login_required
+def history_view(request: HttpRequest, page_id: int) -> HttpResponse:
+    """Every saved revision of a page, newest first, with a form to diff two."""
+    page = _page_or_404(request, page_id)
+    revisions = list(selectors.wiki_revision_list(page=page))
+    return render(request, "wiki/history.html", {"page": page, "revisions": revisions})
+
+
+@login_required
+def diff_view(request: HttpRequest, page_id: int) -> HttpResponse:
+    """A line diff between two revisions (``?old=N&new=M``; default: the last two)."""
+    page = _page_or_404(request, page_id)
+    numbers = list(page.revisions.order_by("-number").values_list("number", flat=True)[:2])
+    try:
+        new = int(request.GET.get("new") or (numbers[0] if numbers else 0))
+        old = int(request.GET.get("old") or (numbers[-1] if numbers else 0))
+        lines = selectors.wiki_revision_diff(page=page, old=old, new=new)
+    except ValueError:
+        raise Http404("Revisions are numbers.") from None
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    return render(request, "wiki/diff.html",
+                  {"page": page, "old": old, "new": new, "lines": lines})
+
+
+@login_required
+def review_view(request: HttpRequest) -> HttpResponse:
+    """The review queue: flagged pages agents cannot read until someone approves them."""
+    pages = list(selectors.wiki_review_queue(user=request.user))
+    rows = [{"page": p, "source": highlight_findings(p.content, p.findings)} for p in pages]
+    return render(request, "wiki/review.html", {"rows": rows})
+
+
+@login_required
+@require_POST
+def approve_view(request: HttpRequest, page_id: int) -> HttpResponse:
+    page = _page_or_404(request, page_id)
+    try:
+        services.wiki_page_approve(actor=Actor.from_request(request), page=page)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("wiki-page", page_id=page.pk)
+    messages.success(request, f"Approved “{page.title}”: agents can now read it.")
+    if request.POST.get("next") == "review":
+        return redirect("wiki-review")
+    return redirect("wiki-page", page_id=page.pk)
+
+
+@login_required
+@require_POST
+def delete_view(request: HttpRequest, page_id: int) -> HttpResponse:
+    page = _page_or_404(request, page_id)
+    try:
+        services.wiki_page_delete(actor=Actor.from_request(request), page=page)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("wiki-page", page_id=page.pk)
+    messages.success(request, f"Deleted “{page.title}”.")
+    return redirect("wiki")
