@@ -23,7 +23,7 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 SCANNER_VERSION = 1
 
@@ -159,10 +159,12 @@ _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 # Seeds that find the few words worth a closer look; whole-word regexes are slow here.
 _CYR_GREEK = re.compile(r"[\u0370-\u03ff\u0400-\u052f]")
 _LATIN = re.compile(r"[a-z]")
-_LEET_SEED = re.compile(r"[a-z][0-9]|[0-9][a-z]")
+_LEET_SEED = re.compile(r"[a-z][013457]|[013457][a-z]")
 # Single letters split by one space, dot or dash ("I g n o r e", "D.i.s.r.e.g.a.r.d").
 _SPLIT_LETTERS = re.compile(r"\w([ .*_·-])\w\1\w(?:\1\w)*")
-_WHITESPACE_RUN = re.compile(r"\s\s+|[^\S \n]")
+# Runs of spaces inside a line, and tabs or other odd spaces; line breaks and indentation
+# stay, since the patterns accept any whitespace there.
+_WHITESPACE_RUN = re.compile(r"(?<=\S)[^\S\n]{2,}|[^\S \n]")
 
 
 def _fold(text: str) -> tuple[str, Anchors]:
@@ -193,15 +195,16 @@ def _translate_words(
 ) -> str:
     """Translate (length-preserving) each word around a seed match that ``wanted``."""
     pieces: list[str] = []
-    last = 0
+    last = seen = 0
     for match in seed.finditer(text):
-        if match.start() < last:
+        if match.start() < seen:
             continue
         start, end = match.start(), match.end()
         while start > 0 and text[start - 1].isalnum():
             start -= 1
         while end < len(text) and text[end].isalnum():
             end += 1
+        seen = end
         word = text[start:end]
         if wanted(word):  # type: ignore[operator]
             pieces += [text[last:start], word.translate(table)]
@@ -214,7 +217,7 @@ def _is_mixed_script(word: str) -> bool:
 
 
 def _is_leet(word: str) -> bool:
-    return len(word) >= 3 and not word.isdigit()
+    return 3 <= len(word) <= 24
 
 
 def _squeeze(text: str) -> tuple[str, Anchors]:
@@ -303,11 +306,25 @@ def _rx(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.MULTILINE)
 
 
-# (rule, severity, message, pattern, anchors) for the normalised text. The pattern only
-# runs near an anchor: a literal that any match contains ("_" for a space, "=" for a
-# whole word, none for "scan everything").
-PHRASE_RULES: list[tuple[str, Severity, str, re.Pattern[str], str]] = [
-    (
+class PhraseRule(NamedTuple):
+    """A pattern for the normalised text, run only near its anchors.
+
+    ``anchors`` are literals that every match contains ("_" for a space, a leading "="
+    for a whole word; empty means scan everything). The pattern runs from ``before``
+    characters ahead of an anchor to ``after`` characters past it.
+    """
+
+    rule: str
+    severity: Severity
+    message: str
+    pattern: re.Pattern[str]
+    anchors: str = ""
+    before: int = 0
+    after: int = 0
+
+
+PHRASE_RULES: list[PhraseRule] = [
+    PhraseRule(
         "instruction-override",
         "high",
         "tells the reader to ignore its instructions",
@@ -319,8 +336,10 @@ PHRASE_RULES: list[tuple[str, Severity, str, re.Pattern[str], str]] = [
             "ignor disregard forget overrid bypass skip set_aside put_aside discard abandon "
             "drop follow"
         ),
+        20,
+        150,
     ),
-    (
+    PhraseRule(
         "instruction-override",
         "high",
         "tells the reader to ignore its instructions",
@@ -341,8 +360,10 @@ PHRASE_RULES: list[tuple[str, Severity, str, re.Pattern[str], str]] = [
             "ignor disregard forget overrid bypass skip aside discard abandon drop disable "
             "turn_off switch_off circumvent supersed precedence replace follow"
         ),
+        20,
+        150,
     ),
-    (
+    PhraseRule(
         "instruction-override",
         "high",
         "declares the reader's instructions void",
@@ -362,8 +383,10 @@ PHRASE_RULES: list[tuple[str, Severity, str, re.Pattern[str], str]] = [
             "valid void null cancel revoked suspended fake false overridden superseded lifted "
             "apply not_real"
         ),
+        150,
+        40,
     ),
-    (
+    PhraseRule(
         "instruction-override",
         "high",
         "claims the text above is not real",
@@ -374,8 +397,10 @@ PHRASE_RULES: list[tuple[str, Severity, str, re.Pattern[str], str]] = [
             r"not real|irrelevant|void|written by an attacker)"
         ),
         "above before_this so_far",
+        60,
+        100,
     ),
-    (
+    PhraseRule(
         "instruction-override",
         "high",
         "announces new instructions",
@@ -389,8 +414,10 @@ PHRASE_RULES: list[tuple[str, Severity, str, re.Pattern[str], str]] = [
             r" (?:instructions|prompt|guidelines|rules|task)"
         ),
         "instruction task objective goal purpose job mission orders directive instead_of",
+        60,
+        80,
     ),
-    (
+    PhraseRule(
         "instruction-override",
         "medium",
         "redirects the reader's behaviour from now on",
@@ -400,12 +427,14 @@ PHRASE_RULES: list[tuple[str, Severity, str, re.Pattern[str], str]] = [
             r"answer|respond|reply|act as|behave|ignore|only answer|always|never)\b"
         ),
         "from_now from_this",
+        5,
+        60,
     ),
 ]
 
 # Accents are already stripped, so "précédentes" is matched as "precedentes".
 PHRASE_RULES += [
-    (
+    PhraseRule(
         "instruction-override",
         "high",
         "tells the reader to ignore its instructions",
@@ -424,8 +453,10 @@ PHRASE_RULES += [
             r"|(?:無視|忽略)(?:[^\n。]{0,6})(?:以前|之前|先前|上面|上述|前面|これまで|上記)"
         ),
         "ignor olvid esquec dimentic oubli vergiss missacht negeer vergeet игнор забуд 無視 忽略",
+        20,
+        150,
     ),
-    (
+    PhraseRule(
         "role-impersonation",
         "high",
         "tries to give the reader a new identity",
@@ -437,8 +468,10 @@ PHRASE_RULES += [
             r"root|sudo|evil|unfiltered|uncensored|maintenance|debug|override) mode"
         ),
         "you_are_now you_are_no_longer",
+        5,
+        100,
     ),
-    (
+    PhraseRule(
         "role-impersonation",
         "high",
         "asks the reader to play an unrestricted persona",
@@ -455,8 +488,10 @@ PHRASE_RULES += [
             "=act =acting =behave roleplay role-play role_play pretend simulate imagine "
             "become =play imperson emulate respond_as answer_as reply_as"
         ),
+        20,
+        200,
     ),
-    (
+    PhraseRule(
         "role-impersonation",
         "high",
         "uses jailbreak language",
@@ -472,8 +507,10 @@ PHRASE_RULES += [
             "jailbr do_anything developer_mode mode stay_in_character broken_free free_from "
             "free_of abide obey"
         ),
+        60,
+        100,
     ),
-    (
+    PhraseRule(
         "role-impersonation",
         "medium",
         "fakes an assistant turn agreeing to instructions",
@@ -483,7 +520,7 @@ PHRASE_RULES += [
         ),
         "",
     ),
-    (
+    PhraseRule(
         "fake-system-message",
         "high",
         "imitates a chat-template or tool message",
@@ -504,8 +541,10 @@ PHRASE_RULES += [
             "developer_message developer_instruction hidden_prompt hidden_message "
             "hidden_instruction"
         ),
+        20,
+        100,
     ),
-    (
+    PhraseRule(
         "fake-system-message",
         "high",
         "imitates a system or developer message",
@@ -522,8 +561,10 @@ PHRASE_RULES += [
             "system_prompt system_note system_instruction developer_message developer_prompt "
             "developer_instruction admin_message admin_note operator_message"
         ),
+        40,
+        100,
     ),
-    (
+    PhraseRule(
         "prompt-leak",
         "medium",
         "asks the reader to reveal its prompt or instructions",
@@ -536,6 +577,8 @@ PHRASE_RULES += [
             r"initial prompt|configuration|rules)\b"
         ),
         "prompt instruction system_message developer_message your_rules your_config",
+        150,
+        30,
     ),
 ]
 
@@ -544,7 +587,7 @@ AI_READER = (
     r"agents?|bots?|chatbots?|models?|copilots?)"
 )
 PHRASE_RULES += [
-    (
+    PhraseRule(
         "agent-addressed",
         "medium",
         "addresses AI readers of the page directly",
@@ -568,8 +611,10 @@ PHRASE_RULES += [
             "=ai =ais =llm =llms language_model assistant agent =bot =bots chatbot model "
             "copilot claude chatgpt =gpt gemini asistente =ia agente"
         ),
+        100,
+        100,
     ),
-    (
+    PhraseRule(
         "concealment",
         "medium",
         "asks the reader to act without the user knowing",
@@ -590,8 +635,10 @@ PHRASE_RULES += [
             "tell inform notify mention alert reveal show silently quietly secretly "
             "without_asking ask_for ask_again ask_the"
         ),
+        40,
+        80,
     ),
-    (
+    PhraseRule(
         "concealment",
         "medium",
         "claims the user has already given permission",
@@ -602,6 +649,8 @@ PHRASE_RULES += [
             r"|\bthe (?:user|operator|admin|owner) (?:has |have )?asked you to\b"
         ),
         "confirmed approved authori consented granted asked_you",
+        60,
+        40,
     ),
 ]
 
@@ -706,11 +755,12 @@ def _parse_anchors(spec: str) -> tuple[tuple[str, bool], ...]:
     )
 
 
-_ANCHORS = [_parse_anchors(rule[4]) for rule in PHRASE_RULES]
-WINDOW_BEFORE, WINDOW_AFTER = 160, 200
+_ANCHORS = [_parse_anchors(rule.anchors) for rule in PHRASE_RULES]
 
 
-def _windows(text: str, anchors: tuple[tuple[str, bool], ...]) -> list[tuple[int, int]]:
+def _windows(
+    text: str, anchors: tuple[tuple[str, bool], ...], before: int, after: int
+) -> list[tuple[int, int]]:
     """Merged stretches of ``text`` around each occurrence of an anchor."""
     if not anchors:
         return [(0, len(text))]
@@ -722,7 +772,7 @@ def _windows(text: str, anchors: tuple[tuple[str, bool], ...]) -> list[tuple[int
             if not whole_word or not (
                 (pos and text[pos - 1].isalnum()) or (end < len(text) and text[end].isalnum())
             ):
-                spans.append((max(0, pos - WINDOW_BEFORE), min(len(text), end + WINDOW_AFTER)))
+                spans.append((max(0, pos - before), min(len(text), end + after)))
             pos = text.find(literal, pos + 1)
     spans.sort()
     merged: list[tuple[int, int]] = []
@@ -736,12 +786,16 @@ def _windows(text: str, anchors: tuple[tuple[str, bool], ...]) -> list[tuple[int
 
 def _phrase_findings(norm: Normalised) -> list[Finding]:
     found = []
-    for (rule, severity, message, pattern, _), anchors in zip(PHRASE_RULES, _ANCHORS, strict=True):
-        for window_start, window_end in _windows(norm.text, anchors):
-            for match in pattern.finditer(norm.text, window_start, window_end):
+    for phrase, anchors in zip(PHRASE_RULES, _ANCHORS, strict=True):
+        for window_start, window_end in _windows(norm.text, anchors, phrase.before, phrase.after):
+            for match in phrase.pattern.finditer(norm.text, window_start, window_end):
                 if match.end() > match.start():
                     start, end = norm.span(*match.span())
-                    found.append(_make(rule, severity, message, norm.original, start, end))
+                    found.append(
+                        _make(
+                            phrase.rule, phrase.severity, phrase.message, norm.original, start, end
+                        )
+                    )
     return found
 
 
@@ -986,7 +1040,7 @@ _STYLED_TAG = re.compile(
     re.I,
 )
 _HIDING = re.compile(
-    r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*0*(?:\.0*)?\s*(?:;|$|!)"
+    r"display\s*:\s*none|visibility\s*:\s*hidden|opacity\s*:\s*(?:0+(?:\.0*)?|\.0+)\s*(?:;|$|!)"
     r"|font-size\s*:\s*(?:0|0?\.\d+|1)\s*(?:px|pt|em|rem|%)?\s*(?:;|$|!)"
     r"|(?<![-\w])color\s*:\s*(?:white|#fff(?:fff)?\b|rgba?\(\s*255\s*,\s*255\s*,\s*255|transparent)"
     r"|(?:left|top|text-indent)\s*:\s*-\d{4,}|(?:height|width|max-height)\s*:\s*0\b[^;]*;?.*overflow\s*:\s*hidden",
@@ -1000,37 +1054,29 @@ _TAG = re.compile(r"<[^>]*>")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
 
+_HIDDEN_ATTRIBUTE = re.compile(r"\shidden\b(?!\s*=\s*[\"']?false)", re.I)
+
+
 def _hidden_style_findings(text: str, code: CodeMask) -> list[Finding]:
     """Elements styled (or marked) so that a person cannot see their text."""
     found = []
     for match in _STYLED_TAG.finditer(text):
         if match.start() in code:
             continue
-        attributes = match.group(2)
-        hiding = _HIDING.search(attributes)
-        if (
-            hiding
-            and hiding.group().lower().lstrip().startswith("color")
-            and (_DARK_BACKGROUND.search(attributes))
-        ):
+        style = match.group(3)[1:-1] if match.group(3) else ""
+        other_attributes = match.group(2).replace(match.group(3) or "\0", "")
+        hiding = _HIDING.search(style)
+        if hiding and hiding.group().lower().startswith("color") and _DARK_BACKGROUND.search(style):
             hiding = None  # light text on a dark background is visible
-        if not hiding and not re.search(r"\shidden\b(?!\s*=\s*[\"']?false)", attributes, re.I):
+        if not hiding and not _HIDDEN_ATTRIBUTE.search(other_attributes):
             continue
-        tag = match.group(1).lower()
-        close = re.compile(rf"</{tag}\s*>", re.I).search(text, match.end())
+        close = re.compile(rf"</{match.group(1)}\s*>", re.I).search(text, match.end())
         end = close.end() if close else min(len(text), match.end() + 400)
         inner = _TAG.sub(" ", text[match.end() : close.start() if close else end])
         words = len(_WORD.findall(inner))
-        found.append(
-            _make(
-                "hidden-style",
-                "medium" if words >= 3 else "low",
-                f"text hidden from people by styling ({words} words)",
-                text,
-                match.start(),
-                end,
-            )
-        )
+        severity: Severity = "medium" if words >= 3 else "low"
+        message = f"text hidden from people by styling ({words} words)"
+        found.append(_make("hidden-style", severity, message, text, match.start(), end))
     return found
 
 
