@@ -288,8 +288,9 @@ SAFETY = (
 )
 OVERRIDE_VERB = (
     r"(?:ignor(?:e|es|ing)|disregard(?:s|ing)?|forget(?:ting)?|overrid(?:e|es|ing)|"
-    r"bypass(?:es|ing)?|skip|set aside|put aside|discard|abandon|drop|"
-    r"(?:stop|cease|quit) following|(?:do not|don't|never) follow)"
+    r"bypass(?:es|ing)?|skip|set aside|put aside|discard|abandon|drop|overlook|dismiss|"
+    r"pay no (?:attention|heed|mind) to|(?:stop|cease|quit) following|(?:do not|don't|never) "
+    r"follow)"
 )
 SENSITIVE = (
     r"(?:secrets?|tokens?|credentials?|passwords?|passphrases?|api[ _-]?keys?|"
@@ -333,8 +334,8 @@ PHRASE_RULES: list[PhraseRule] = [
             rf"(?:{S}{ANY_WORD}){{0,3}}?{S}{DIRECTIVE}\b"
         ),
         (
-            "ignor disregard forget overrid bypass skip set_aside put_aside discard abandon "
-            "drop follow"
+            "ignor disregard forget overrid bypass skip aside discard abandon drop overlook "
+            "dismiss attention heed mind follow"
         ),
         20,
         150,
@@ -348,6 +349,12 @@ PHRASE_RULES: list[PhraseRule] = [
             r"(?:'ve| have| were| had| are)? (?:been |being )?(?:told|given|instructed|taught)"
             rf"|\b{OVERRIDE_VERB}{S}(?:everything|all|anything)(?: (?:else|that was|written|said))?"
             r" (?:above|before|so far|up to (?:here|now|this point)|previously)"
+            rf"|\b{OVERRIDE_VERB}{S}(?:everything|all|anything|whatever)(?: that)?"
+            r" (?:came|comes|was"
+            r" written|is written|appears?|was said) (?:before|above|earlier|previously)"
+            rf"|\b{OVERRIDE_VERB}{S}(?:(?:the|your|all|any|of) )*{DIRECTIVE} (?:above|so far|"
+            r"before this|you (?:were given|received|got|have)|from (?:the )?(?:developer|system|"
+            r"user|operator))"
             rf"|\b(?:{OVERRIDE_VERB}|disable|turn off|switch off|circumvent){S}{SAFETY}"
             r"|\b(?:supersed\w*|takes? precedence over|replaces?|overrides?)"
             r" (?:all |any )?(?:previous|prior|earlier|other|system|your)(?: \w+)?"
@@ -357,8 +364,9 @@ PHRASE_RULES: list[PhraseRule] = [
             r"|from (?:the )?(?:user|developer|operator))"
         ),
         (
-            "ignor disregard forget overrid bypass skip aside discard abandon drop disable "
-            "turn_off switch_off circumvent supersed precedence replace follow"
+            "ignor disregard forget overrid bypass skip aside discard abandon drop overlook "
+            "dismiss attention heed mind disable turn_off switch_off circumvent supersed "
+            "precedence replace follow"
         ),
         20,
         150,
@@ -372,12 +380,13 @@ PHRASE_RULES: list[PhraseRule] = [
             r"all previous|all prior)(?: \w+)? (?:instructions?|directives?|guidelines|rules|"
             r"prompt|orders)(?: (?:you|that you) (?:received|were given|got|have been given))?"
             r"|(?:the )?(?:instructions?|directives?|guidelines|rules|orders)"
-            r" (?:you (?:received|were given|got|have been given)|before this(?: point| line)?))"
+            r" (?:you (?:received|were given|got|have been given)|before this(?: point| line)?|"
+            r"above|so far))"
             r"(?: (?:earlier|before|previously|so far))?"
-            r" (?:are|is|were|was|have been|has been|did|do)(?: now| hereby| all)?"
+            r" (?:(?:are|is|were|was|have been|has been|did|do)(?: now| hereby| all)?"
             r" (?:no longer (?:valid|active|in effect|apply|applicable)|void|null|cancell?ed|"
             r"revoked|suspended|invalid|fake|false|overridden|superseded|lifted|not apply|"
-            r"not valid|not real)\b"
+            r"not valid|not real)|(?:no longer|don't|doesn't) apply)\b(?! to\b| for\b| in\b)"
         ),
         (
             "valid void null cancel revoked suspended fake false overridden superseded lifted "
@@ -406,7 +415,7 @@ PHRASE_RULES: list[PhraseRule] = [
         "announces new instructions",
         _rx(
             r"\b(?:new|updated|revised|real|actual|true|genuine)(?: system)? instructions?\s*:"
-            r"|\byour (?:real|actual|true|genuine|new|updated|only) (?:instructions?|task|"
+            r"|\byour (?:real|actual|true|genuine|new|updated|only|sole) (?:instructions?|task|"
             r"objective|goal|purpose|job|mission|orders|directives?)(?: now| here)?"
             r" (?:is|are|begins?|starts?|follows?)\b"
             r"|\b(?:the )?(?:real|actual|true|genuine) instructions? (?:\w+ ){0,4}follows?\b"
@@ -461,13 +470,15 @@ PHRASE_RULES += [
         "high",
         "tries to give the reader a new identity",
         _rx(
-            rf"\byou are (?:now|no longer)(?:{S}{ANY_WORD}){{0,4}}?{S}(?:assistant|ai|model|llm|"
+            r"\byou(?: are|'re|\u2019re) (?:now|no longer)"
+            rf"(?:{S}{ANY_WORD}){{0,4}}?{S}(?:assistant|ai|model|llm|"
             r"chatbot|bot|agent|persona|character|approver|dan|jailbroken|unrestricted|"
             r"unfiltered|uncensored|operating|acting|bound|free)\b"
-            r"|\byou are now in (?:admin|developer|dev|dan|god|jailbreak|jailbroken|unrestricted|"
+            r"|\byou(?: are|'re|\u2019re) now in (?:admin|developer|dev|dan|god|jailbreak|"
+            r"jailbroken|unrestricted|"
             r"root|sudo|evil|unfiltered|uncensored|maintenance|debug|override) mode"
         ),
-        "you_are_now you_are_no_longer",
+        "are_now are_no_longer re_now re_no_longer",
         5,
         100,
     ),
@@ -497,6 +508,8 @@ PHRASE_RULES += [
         "uses jailbreak language",
         _rx(
             r"\b(?:you have been jailbroken|jailbreak mode|do anything now|developer mode enabled|"
+            r"(?:your |all )?(?:safety|content|ethical) (?:filters?|guidelines|restrictions|rules|"
+            r"checks) (?:are|have been) (?:now )?(?:off|disabled|removed|lifted)|"
             r"(?:enable|activate|enter|switch to)(?: the)? (?:developer|dan|god|jailbreak|evil|"
             r"unrestricted) mode|stay in character|broken free|free (?:from|of) (?:the |all |any |"
             r"your )?(?:restrictions|rules|guidelines|confines|constraints|limitations)|"
@@ -505,7 +518,7 @@ PHRASE_RULES += [
         ),
         (
             "jailbr do_anything developer_mode mode stay_in_character broken_free free_from "
-            "free_of abide obey"
+            "free_of abide obey safety ethical content_"
         ),
         60,
         100,
@@ -549,7 +562,8 @@ PHRASE_RULES += [
         "high",
         "imitates a system or developer message",
         _rx(
-            r"^[\s>#/*|-]*(?:system|developer|admin|operator)(?: (?:message|prompt|note))?\s*:"
+            r"\b(?:system|admin|developer) override\s*[:\]]"
+            r"|^[\s>#/*|-]*(?:system|developer|admin|operator)(?: (?:message|prompt|note))?\s*:"
             r"[ \t*]*(?:you\b|your\b|from now|ignore|disregard|forget|always|never|do not|don't|"
             r"new |respond|answer|reply|the (?:assistant|model|ai)\b)"
             r"|^#{1,6}[ \t]*(?:system|developer|assistant|admin)(?: (?:message|prompt|"
@@ -557,7 +571,7 @@ PHRASE_RULES += [
             r"|^#{1,6}[ \t]*(?:system|developer) (?:message|prompt|instructions?)[ \t]*$"
         ),
         (
-            "system: system_: developer: admin: operator: assistant: system_message "
+            "system: system_: developer: admin: operator: assistant: override system_message "
             "system_prompt system_note system_instruction developer_message developer_prompt "
             "developer_instruction admin_message admin_note operator_message"
         ),
@@ -595,7 +609,8 @@ PHRASE_RULES += [
             r"\b(?:note|message|instructions?|reminder|attention|important|notice|memo|p\.?s\.?)"
             rf"(?: [\w'-]+){{0,5}}? (?:to|for) (?:(?:any|all|the|every|automated|other|ai|memory|"
             rf"code|coding|triage) ){{0,3}}{AI_READER}\b"
-            r"|\b(?:attention|hey|hi|hello|dear)(?: \w+)?? (?:ai|llms?)\b"
+            r"|\b(?:attention|hey|hi|hello|dear)(?: \w+)??"
+            r" (?:ai|llms?|language models?|chatbots?)\b"
             r"|\bif you are an? (?:\w+ ){0,2}?(?:ai|llm|language model|chatbot|bot)\b"
             r"|\b(?:to|for) (?:the )?(?:ai|llms?|language models?|ai \w+)"
             r" (?:reading|processing|summari[sz]ing|parsing|viewing)\b"
@@ -622,8 +637,8 @@ PHRASE_RULES += [
             r"\b(?:do not|don't|never|without) (?:tell|telling|inform|informing|notify|notifying|"
             r"mention|mentioning|alert|alerting|reveal|revealing|show|showing)"
             r"(?: (?:the|this|any|your))?(?: (?:user|users|anyone|anybody|human|humans|operator|"
-            r"people|them|it|this|that))?"
-            r"(?: (?:about (?:it|this|that)|you did|that you|this note|note|to the user|"
+            r"people|them|it|this|that|instructions?|message|page|change|request))?"
+            r"(?: (?:about (?:it|this|that)|you did|that you|this note|note|to (?:the )?users?|"
             r"this to|that this)|\s*[.;,)]|$)"
             r"|\b(?:do|perform|make) (?:it|this|that|the change|the changes) (?:silently|quietly|"
             r"secretly)\b|(?:^|[.!?]\s)secretly \w+"
