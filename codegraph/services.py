@@ -285,45 +285,40 @@ class WalkedFile:
     mtime_ns: int
 
 
-def _skip_dir(entry: os.DirEntry) -> bool:
-    name = entry.name
-    if name.startswith(".") or name in SKIP_DIRS:
-        return True
-    # A virtualenv, whatever it is called.
-    return os.path.exists(os.path.join(entry.path, "pyvenv.cfg"))
-
-
 def source_tree_walk(root: Path, *, max_files: int) -> tuple[list[WalkedFile], bool]:
     """Source files under ``root`` in a stable order, with their stat; True as second
-    value when ``max_files`` cut the walk short. Symlinks are not followed, so a walk
-    never leaves the root nor loops."""
+    value when ``max_files`` cut the walk short. Skips hidden, dependency, build and
+    vendored folders and virtualenvs. Symlinks are not followed, so a walk never leaves
+    the root nor loops."""
     found: list[WalkedFile] = []
     stack = [("", str(root))]
     while stack:
         rel_dir, abs_dir = stack.pop()
         try:
-            with os.scandir(abs_dir) as entries:
-                ordered = sorted(entries, key=lambda e: e.name)
+            with os.scandir(abs_dir) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
         except OSError:
             continue
+        # A virtualenv, whatever it is called (found from the listing: no extra stat).
+        if rel_dir and any(entry.name == "pyvenv.cfg" for entry in entries):
+            continue
         subdirs = []
-        for entry in ordered:
+        for entry in entries:
+            name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not _skip_dir(entry):
-                        subdirs.append((f"{rel_dir}{entry.name}/", entry.path))
+                    if not (name.startswith(".") or name in SKIP_DIRS):
+                        subdirs.append((f"{rel_dir}{name}/", entry.path))
                     continue
-                if not entry.is_file(follow_symlinks=False):
-                    continue
-                language = language_for(entry.name)
-                if language is None:
+                language = language_for(name)
+                if language is None or not entry.is_file(follow_symlinks=False):
                     continue
                 stat = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
             if len(found) >= max_files:
                 return found, True
-            found.append(WalkedFile(f"{rel_dir}{entry.name}", language, stat.st_size,
+            found.append(WalkedFile(f"{rel_dir}{name}", language, stat.st_size,
                                     stat.st_mtime_ns))
         stack.extend(reversed(subdirs))
     return found, False
@@ -460,17 +455,12 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
             _index_clear(project_id)
 
     walked, truncated = source_tree_walk(root, max_files=settings.CODEGRAPH_MAX_FILES)
-    prefix = root.name if (root / "__init__.py").is_file() else ""
-    modules = {
-        w.path: python_module_name(w.path, prefix=prefix) if w.language == "python" else ""
-        for w in walked
-    }
     existing = {
         row[0]: row[1:]
         for row in SourceFile.objects.filter(project_id=project_id).values_list(
             "path", "id", "size", "mtime_ns", "sha256", "has_errors", "skipped_reason")
     }
-    walked_paths = set(modules)
+    walked_paths = {w.path for w in walked}
     gone = [row[0] for path, row in existing.items() if path not in walked_paths]
     new = [w for w in walked if w.path not in existing]
     changed = [w for w in walked
@@ -482,6 +472,16 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
     if progress:
         progress(done, len(walked))
 
+    todo = sorted([*new, *changed], key=lambda w: w.path)
+    if not todo and not gone:
+        # Nothing changed on disk: no module names, no writes beyond the state.
+        _scan_finish(code_project, result, truncated=truncated, recount=result.full)
+        return result
+    prefix = root.name if (root / "__init__.py").is_file() else ""
+    modules = {
+        w.path: python_module_name(w.path, prefix=prefix) if w.language == "python" else ""
+        for w in walked
+    }
     path_ids = {path: row[0] for path, row in existing.items() if path in walked_paths}
     with transaction.atomic():
         if gone:
@@ -496,7 +496,6 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
             path_ids.update((f.path, f.pk) for f in created)
 
     module_map = ModuleMap((w.path, w.language, modules[w.path]) for w in walked)
-    todo = sorted([*new, *changed], key=lambda w: w.path)
     jobs = [(str(root / w.path), existing[w.path][3] if w.path in existing else "",
              w.size, max_bytes) for w in todo]
     position = 0
