@@ -169,3 +169,14 @@ def test_pages_refuse_outsider(outsider_client, scanned):
     assert outsider_client.get(reverse("codegraph-imports"),
                                {"file": "shop/auth.py"}).status_code == 404
     assert CodeProject.objects.filter(pk=pid).exists()
+
+
+def test_the_project_list_takes_a_fixed_number_of_queries(owner_client, scanned, tree,
+                                                          django_assert_max_num_queries,
+                                                          django_capture_on_commit_callbacks):
+    for name in ("two", "three"):
+        post_scan(owner_client, django_capture_on_commit_callbacks, name=name, path=str(tree))
+    with django_assert_max_num_queries(4):
+        assert len(owner_client.get(f"{API}/projects").json()) == 3
+    with django_assert_max_num_queries(6):
+        owner_client.get(reverse("codegraph"))

@@ -95,3 +95,23 @@ def test_relative_imports_resolve(owner, project):
         "..x", importer_module="a.b.c", importer_is_package=False) == "a.x"
     assert services.absolute_python_module(
         ".", importer_module="a.b", importer_is_package=True) == "a.b"
+
+
+def test_callers_of_a_method_count_class_calls_and_self_calls(owner, tmp_path, project):
+    (tmp_path / "src/shop/camel.py").write_text(
+        "class OrderRepo:\n"
+        "    def getQueryset(self):\n"
+        "        pass\n"
+        "\n"
+        "    def all(self):\n"
+        "        return self.getQueryset()\n"
+    )
+    (tmp_path / "src/shop/use.py").write_text(
+        "from shop.camel import OrderRepo as Repo\n"
+        "\n"
+        "Repo.getQueryset(None)\n"
+        "other.getQueryset()\n"
+    )
+    services.code_project_scan(project_id=project.pk)
+    calls = selectors.symbol_callers(user=owner, symbol="shop.camel.OrderRepo.getQueryset").calls
+    assert {(c.path, c.line) for c in calls} == {("shop/camel.py", 6), ("shop/use.py", 3)}
