@@ -7,6 +7,7 @@ import logging
 import multiprocessing
 import os
 import posixpath
+import threading
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -362,8 +363,11 @@ def _examine_all(jobs: list[tuple[str, str, int, int]]) -> Iterable[list[Examine
     parallel = (
         len(jobs) >= PARALLEL_MIN_FILES
         and workers > 1
-        # Celery's prefork children are daemons, which may not start processes.
+        # Celery's prefork children are daemons, which may not start processes; and
+        # forking a process that runs other threads (web server, solo worker) risks a
+        # child stuck on a lock some thread held. The CLI and the bench qualify.
         and not multiprocessing.current_process().daemon
+        and threading.active_count() == 1
     )
     if not parallel:
         for batch in batches:
