@@ -159,12 +159,13 @@ _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 # Seeds that find the few words worth a closer look; whole-word regexes are slow here.
 _CYR_GREEK = re.compile(r"[\u0370-\u03ff\u0400-\u052f]")
 _LATIN = re.compile(r"[a-z]")
-_LEET_SEED = re.compile(r"[a-z][013457]|[013457][a-z]")
+_LEET_DIGIT = re.compile(r"[013457]")
 # Single letters split by one space, dot or dash ("I g n o r e", "D.i.s.r.e.g.a.r.d").
 _SPLIT_LETTERS = re.compile(r"\w([ .*_·-])\w\1\w(?:\1\w)*")
-# Runs of spaces inside a line, and tabs or other odd spaces; line breaks and indentation
-# stay, since the patterns accept any whitespace there.
-_WHITESPACE_RUN = re.compile(r"(?<=\S)[^\S\n]{2,}|[^\S \n]")
+# Tabs and other odd spaces become spaces; runs of spaces inside a line become one. Line
+# breaks and indentation stay, since the patterns accept any whitespace there.
+_ODD_SPACE = re.compile(r"[^\S \n]")
+_SPACE_RUN = re.compile(r"  +")
 
 
 def _fold(text: str) -> tuple[str, Anchors]:
@@ -216,12 +217,32 @@ def _is_mixed_script(word: str) -> bool:
     return bool(_LATIN.search(word)) and bool(_CYR_GREEK.search(word))
 
 
-def _is_leet(word: str) -> bool:
-    return 3 <= len(word) <= 24
+def _unleet(text: str) -> str:
+    """Read digits as letters inside words that mix both ("1gn0r3" is "ignore")."""
+    pieces: list[str] = []
+    last = seen = 0
+    for match in _LEET_DIGIT.finditer(text):
+        i = match.start()
+        if i < seen or not (
+            (i and "a" <= text[i - 1] <= "z") or (i + 1 < len(text) and "a" <= text[i + 1] <= "z")
+        ):
+            continue
+        start, end = i, i + 1
+        while start > 0 and text[start - 1].isalnum():
+            start -= 1
+        while end < len(text) and text[end].isalnum():
+            end += 1
+        seen = end
+        if end - start <= 24:  # longer runs are hashes and identifiers
+            pieces += [text[last:start], text[start:end].translate(LEET)]
+            last = end
+    return "".join([*pieces, text[last:]]) if pieces else text
 
 
 def _squeeze(text: str) -> tuple[str, Anchors]:
-    """Join letter-by-letter spelling and collapse each whitespace run to one character."""
+    """Join letter-by-letter spelling and collapse runs of spaces inside a line."""
+    if _ODD_SPACE.search(text):
+        text = _ODD_SPACE.sub(" ", text)
     cuts: list[tuple[int, int, str]] = []  # (start, end, what replaces text[start:end])
     for match in _SPLIT_LETTERS.finditer(text):
         start, end = match.span()
@@ -229,8 +250,9 @@ def _squeeze(text: str) -> tuple[str, Anchors]:
             end < len(text) and text[end].isalnum()
         ):
             cuts.append((start, end, match.group()[::2]))
-    for match in _WHITESPACE_RUN.finditer(text):
-        cuts.append((match.start(), match.end(), "\n" if "\n" in match.group() else " "))
+    for match in _SPACE_RUN.finditer(text):
+        if match.start() and text[match.start() - 1] != "\n":
+            cuts.append((match.start(), match.end(), " "))
     cuts.sort()
     pieces: list[str] = []
     anchors: Anchors = [(0, 0)]
@@ -240,12 +262,8 @@ def _squeeze(text: str) -> tuple[str, Anchors]:
             continue
         pieces.append(text[last:start])
         out += start - last
-        if replacement == "\n":
-            anchors.append((out, text.index("\n", start)))
-        elif len(replacement) > 1:  # joined letters: each kept letter is every other one
-            anchors += [(out + k, start + 2 * k) for k in range(len(replacement))]
-        else:
-            anchors.append((out, start))
+        # Joined letters keep every other character; a space run keeps its first.
+        anchors += [(out + k, start + 2 * k) for k in range(len(replacement))]
         pieces.append(replacement)
         out += len(replacement)
         anchors.append((out, end))
@@ -262,7 +280,7 @@ def normalise(text: str) -> Normalised:
         folded, folded_anchors = _fold(text)
         if _CYR_GREEK.search(folded):
             folded = _translate_words(folded, _CYR_GREEK, HOMOGLYPHS, _is_mixed_script)
-    folded = _translate_words(folded, _LEET_SEED, LEET, _is_leet)
+    folded = _unleet(folded)
     squeezed, anchors = _squeeze(folded)
     return Normalised(text, squeezed, _compose(anchors, folded_anchors))
 
@@ -709,6 +727,7 @@ _TO_DESTINATION = _rx(
 )
 _SENSITIVE = _rx(rf"(?<![\w.-]){SENSITIVE}(?![\w-])")
 _NEGATION = _rx(r"\b(?:never|not|don't|dont|no|avoid|without)\b")
+_IP_ADDRESS = re.compile(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 
 PLACEHOLDER = re.compile(
@@ -773,22 +792,38 @@ def _parse_anchors(spec: str) -> tuple[tuple[str, bool], ...]:
 _ANCHORS = [_parse_anchors(rule.anchors) for rule in PHRASE_RULES]
 
 
+def _occurrences(text: str, literal: str, whole_word: bool) -> list[int]:
+    found = []
+    pos = text.find(literal)
+    while pos >= 0:
+        end = pos + len(literal)
+        if not whole_word or not (
+            (pos and text[pos - 1].isalnum()) or (end < len(text) and text[end].isalnum())
+        ):
+            found.append(pos)
+        pos = text.find(literal, pos + 1)
+    return found
+
+
 def _windows(
-    text: str, anchors: tuple[tuple[str, bool], ...], before: int, after: int
+    text: str,
+    anchors: tuple[tuple[str, bool], ...],
+    before: int,
+    after: int,
+    seen: dict[tuple[str, bool], list[int]],
 ) -> list[tuple[int, int]]:
-    """Merged stretches of ``text`` around each occurrence of an anchor."""
+    """Merged stretches of ``text`` around each occurrence of an anchor.
+
+    ``seen`` keeps each literal's positions for the other rules that share it.
+    """
     if not anchors:
         return [(0, len(text))]
     spans = []
-    for literal, whole_word in anchors:
-        pos = text.find(literal)
-        while pos >= 0:
-            end = pos + len(literal)
-            if not whole_word or not (
-                (pos and text[pos - 1].isalnum()) or (end < len(text) and text[end].isalnum())
-            ):
-                spans.append((max(0, pos - before), min(len(text), end + after)))
-            pos = text.find(literal, pos + 1)
+    for anchor in anchors:
+        if anchor not in seen:
+            seen[anchor] = _occurrences(text, *anchor)
+        end_pad = len(anchor[0]) + after
+        spans += [(max(0, pos - before), min(len(text), pos + end_pad)) for pos in seen[anchor]]
     spans.sort()
     merged: list[tuple[int, int]] = []
     for start, end in spans:
@@ -801,8 +836,10 @@ def _windows(
 
 def _phrase_findings(norm: Normalised) -> list[Finding]:
     found = []
+    seen: dict[tuple[str, bool], list[int]] = {}
     for phrase, anchors in zip(PHRASE_RULES, _ANCHORS, strict=True):
-        for window_start, window_end in _windows(norm.text, anchors, phrase.before, phrase.after):
+        windows = _windows(norm.text, anchors, phrase.before, phrase.after, seen)
+        for window_start, window_end in windows:
             for match in phrase.pattern.finditer(norm.text, window_start, window_end):
                 if match.end() > match.start():
                     start, end = norm.span(*match.span())
@@ -817,8 +854,10 @@ def _phrase_findings(norm: Normalised) -> list[Finding]:
 def _sentence(text: str, pos: int) -> tuple[int, int]:
     """Bounds of the sentence (or line) around ``pos`` in the normalised text."""
     start = max(0, pos - 400)
-    for brk in _SENTENCE_END.finditer(text, start, pos):
-        start = brk.end()
+    for mark in (". ", "! ", "? ", "\n"):
+        found = text.rfind(mark, start, pos)
+        if found >= 0:
+            start = found + len(mark)
     following = _SENTENCE_END.search(text, pos)
     return start, following.start() if following else len(text)
 
@@ -827,28 +866,32 @@ def _exfil_sentence_findings(norm: Normalised, code: CodeMask) -> list[Finding]:
     """A transfer verb, something sensitive and an outside address in one sentence."""
     found = []
     text = norm.text
-    for verb in _TRANSFER.finditer(text):
-        if norm.position(verb.start()) in code:
-            continue
-        start, end = _sentence(text, verb.start())
+    # Addresses are rarer than verbs, so only sentences that hold one are read.
+    sentences = {
+        _sentence(text, pos)
+        for mark in ("://", "www.", "@")
+        for pos in _occurrences(text, mark, False)
+    }
+    sentences |= {_sentence(text, match.start()) for match in _IP_ADDRESS.finditer(text)}
+    for start, end in sorted(sentences):
         while start < end and text[start] == " ":
             start += 1
-        if _NEGATION.search(text, start, verb.start()):
-            continue
-        destination = _TO_DESTINATION.search(text, verb.end(), end)
-        if not destination or not _SENSITIVE.search(text, start, end):
-            continue
-        o_start, o_end = norm.span(start, end)
-        found.append(
-            _make(
-                "exfiltration-url",
-                "high",
-                "asks for secrets or conversation data to be sent to an address",
-                norm.original,
-                o_start,
-                o_end,
-            )
-        )
+        for verb in _TRANSFER.finditer(text, start, end):
+            if norm.position(verb.start()) in code or _NEGATION.search(text, start, verb.start()):
+                continue
+            if _TO_DESTINATION.search(text, verb.end(), end) and _SENSITIVE.search(
+                text, start, end
+            ):
+                found.append(
+                    _make(
+                        "exfiltration-url",
+                        "high",
+                        "asks for secrets or conversation data to be sent to an address",
+                        norm.original,
+                        *norm.span(start, end),
+                    )
+                )
+                break
     return found
 
 
