@@ -33,3 +33,25 @@ def test_add_scan_and_find_a_symbol(page, live_server, login, owner, tmp_path, s
     page.wait_for_selector("#symbols >> text=shop/more.py:1")
     page.click("#symbols >> text=callers")
     page.wait_for_selector("#callers >> text=No calls found.")
+
+
+def test_the_progress_bar_polls_until_a_background_scan_finishes(page, live_server, login,
+                                                                  owner, tmp_path, settings):
+    from codegraph import services
+    from teams.services import Actor
+
+    settings.CODEGRAPH_ALLOWED_ROOTS = [str(tmp_path)]
+    root = tmp_path / "src"
+    scan_helpers.write_tree(root, scan_helpers.PKG)
+    # Queued, as a project is while it waits for a worker.
+    project = services.code_project_register(actor=Actor(user=owner), name="queued",
+                                             path=str(root))
+    login(owner)
+    page.goto(f"{live_server.url}/codegraph/")
+    progress = page.locator(f"#progress-{project.pk}")
+    assert "Queued" in progress.inner_text()
+    assert progress.get_attribute("hx-trigger") == "every 1s"
+    services.code_project_scan(project_id=project.pk)  # the "worker" runs it now
+    page.locator(f"#progress-{project.pk} .cg-state-done").wait_for()
+    assert "5/5 files" in page.locator(f"#progress-{project.pk}").inner_text()
+    assert page.locator(f"#progress-{project.pk}").get_attribute("hx-trigger") is None
