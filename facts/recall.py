@@ -149,7 +149,8 @@ def fact_recall(
     if not fused:
         return RecallResult(block="", items=[], mode=mode, notes=notes)
 
-    facts = scope.in_bulk(list(fused))
+    # Both candidate lists were drawn from ``scope`` already.
+    facts = Fact.objects.in_bulk(list(fused))
     now = timezone.now()
     # Fused scores are at most 2 / (k + 1); normalise so boosts weigh the same whatever k.
     top = 2.0 / (config.rrf_k + 1)

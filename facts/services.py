@@ -28,7 +28,7 @@ from facts.models import (
 )
 from facts.search import FACT_FTS, FACT_VECTORS, fts_values
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
-from memoryhub.search import match_any, words
+from memoryhub.search import compile_within, match_any, words
 from memoryhub.search.text import STOPWORDS
 from memoryhub.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log, scope_for_new_row
@@ -203,36 +203,41 @@ def _normalised(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-def find_near_duplicate(*, scope: dict[str, Any], item: FactInput) -> Fact | None:
-    """An active fact in the same scope (owner, team, project) that says the same thing:
-    the same or very similar words, or the same subject with more than half of the new
-    fact's tags shared."""
+def same_scope_filter(*, scope: dict[str, Any], layer: int = 1) -> tuple[str, tuple]:
+    """The compiled id filter of active facts in a write scope (owner, team, project),
+    reusable across many near-duplicate checks."""
+    same_scope = Fact.objects.filter(
+        owner=scope["owner"], team=scope["team"], project=scope["project"],
+        status=Status.ACTIVE, superseded_by__isnull=True, layer=layer,
+    )
+    return compile_within(same_scope)
+
+
+def find_near_duplicate(*, scope: dict[str, Any], item: FactInput,
+                        within: tuple[str, tuple] | None = None) -> int | None:
+    """The id of an active fact in the same scope (owner, team, project) that says the
+    same thing: the same or very similar words, or the same subject with more than half
+    of the new fact's tags shared."""
     match = match_any(item.content)
     if not match:
         return None
-    same_scope = Fact.objects.filter(
-        owner=scope["owner"], team=scope["team"], project=scope["project"],
-        status=Status.ACTIVE, superseded_by__isnull=True, layer=item.layer,
-    )
-    hits = FACT_FTS.search(match, limit=10, within=same_scope)
-    if not hits:
-        return None
-    candidates = Fact.objects.in_bulk([h.id for h in hits])
+    within = within or same_scope_filter(scope=scope, layer=item.layer)
+    rows = FACT_FTS.search_rows(match, limit=5, within=within)
     new_words = _content_words(item.content)
     new_norm = _normalised(item.content)
-    for hit in hits:
-        fact = candidates.get(hit.id)
-        if fact is None:
-            continue
-        if _normalised(fact.content) == new_norm:
-            return fact
-        similarity = _similarity(new_words, _content_words(fact.content))
+    for fact_id, content, tags_text in rows:
+        if _normalised(content) == new_norm:
+            return fact_id
+        similarity = _similarity(new_words, _content_words(content))
         if similarity >= NEAR_DUPLICATE_SIMILARITY:
-            return fact
+            return fact_id
         if item.tags and similarity >= SAME_SUBJECT_SIMILARITY:
-            shared = len(set(item.tags) & set(fact.tags))
+            # Tags are indexed space-joined; a tag with a space inside is one of them.
+            stored = set(tags_text.split(" ")) | {tags_text}
+            shared = sum(1 for tag in item.tags if tag in stored or
+                         all(part in stored for part in tag.split(" ")))
             if shared * 2 > len(item.tags):
-                return fact
+                return fact_id
     return None
 
 
@@ -328,8 +333,9 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
                                   project=item.project)
         old = _resolve_supersedes(actor=actor, fact_id=item.supersedes) if item.supersedes else None
         if old is None:
-            existing = find_near_duplicate(scope=scope, item=item)
-            if existing is not None:
+            existing_id = find_near_duplicate(scope=scope, item=item)
+            if existing_id is not None:
+                existing = Fact.objects.get(pk=existing_id)
                 return WriteResult(fact=_merge_into(actor=actor, existing=existing, item=item,
                                                     scope=scope), created=False)
         fact = _fact_from_input(actor=actor, item=item, scope=scope)
@@ -379,6 +385,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
         # Collapse exact repeats inside the batch, then merge near-duplicates of stored
         # facts one by one; the rest is inserted in bulk.
         seen: dict[tuple, int] = {}
+        filters: dict[tuple, tuple[str, tuple]] = {}
         to_insert: list[Fact] = []
         slots: list[tuple[str, int]] = []
         for item, fact in zip(cleaned, new_facts, strict=True):
@@ -386,11 +393,16 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             if key in seen:
                 slots.append(("same", seen[key]))
                 continue
-            existing = find_near_duplicate(scope=scopes[(item.team, item.visibility,
-                                                         item.project)], item=item)
-            if existing is not None:
-                merged = _merge_into(actor=actor, existing=existing, item=item,
-                                     scope=scopes[(item.team, item.visibility, item.project)])
+            scope_key = (item.team, item.visibility, item.project)
+            filter_key = (*scope_key, item.layer)
+            if filter_key not in filters:
+                filters[filter_key] = same_scope_filter(scope=scopes[scope_key],
+                                                        layer=item.layer)
+            existing_id = find_near_duplicate(scope=scopes[scope_key], item=item,
+                                              within=filters[filter_key])
+            if existing_id is not None:
+                merged = _merge_into(actor=actor, existing=Fact.objects.get(pk=existing_id),
+                                     item=item, scope=scopes[scope_key])
                 results.append(WriteResult(fact=merged, created=False))
                 slots.append(("result", len(results) - 1))
                 seen[key] = len(slots) - 1

@@ -123,8 +123,8 @@ else:
     _db = {"ENGINE": SQLITE_ENGINE, "NAME": DATA_DIR / "memoryhub.sqlite3"}
 if _db["ENGINE"] == SQLITE_ENGINE:
     # A file (not shared memory) so that worker processes and the live test server
-    # see the same test database.
-    _db.setdefault("TEST", {})["NAME"] = DATA_DIR / "test.sqlite3"
+    # see the same test database; one per test run, so concurrent runs don't collide.
+    _db.setdefault("TEST", {})["NAME"] = DATA_DIR / f"test-{os.getpid()}.sqlite3"
 DATABASES = {"default": _db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -4,10 +4,10 @@ Apps declare their indexes in their own ``search.py`` (an ``FtsIndex`` and, wher
 embed, a ``VectorIndex``) and keep them in step from their write services.
 """
 
-from memoryhub.search.fts import FtsHit, FtsIndex
+from memoryhub.search.fts import FtsHit, FtsIndex, compile_within
 from memoryhub.search.fusion import rrf
 from memoryhub.search.text import match_all, match_any, words
 from memoryhub.search.vectors import VectorHit, VectorIndex
 
-__all__ = ["FtsHit", "FtsIndex", "VectorHit", "VectorIndex", "match_all", "match_any",
+__all__ = ["FtsHit", "FtsIndex", "compile_within", "VectorHit", "VectorIndex", "match_all", "match_any",
            "rrf", "words"]

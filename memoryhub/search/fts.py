@@ -7,6 +7,18 @@ from django.db import connection
 from django.db.models import QuerySet
 
 
+Within = tuple[str, tuple]
+
+
+def compile_within(within: "QuerySet | Within") -> Within:
+    """SQL and params selecting the ids of ``within``; compile once and pass the result
+    to run many searches over the same rows without re-compiling the queryset."""
+    if isinstance(within, tuple):
+        return within
+    sql, params = within.values("pk").query.sql_with_params()
+    return sql, tuple(params)
+
+
 @dataclass(frozen=True)
 class FtsHit:
     id: int
@@ -63,7 +75,7 @@ class FtsIndex:
         match: str,
         *,
         limit: int,
-        within: QuerySet | None = None,
+        within: "QuerySet | Within | None" = None,
         snippet_column: int | None = None,
     ) -> list[FtsHit]:
         """Best ``limit`` rows for an FTS5 ``match`` expression (build it with
@@ -77,8 +89,11 @@ class FtsIndex:
         sql = f"SELECT {select} FROM {self.table} WHERE {self.table} MATCH %s"
         params: list = [match]
         if within is not None:
-            inner_sql, inner_params = within.values("pk").query.sql_with_params()
-            sql += f" AND rowid IN ({inner_sql})"
+            inner_sql, inner_params = compile_within(within)
+            # "+rowid" keeps the filter out of FTS5's own planning: given "rowid IN
+            # (...)" SQLite re-runs the MATCH once per listed id, which is far slower
+            # than matching once and filtering the matches.
+            sql += f" AND +rowid IN ({inner_sql})"
             params.extend(inner_params)
         sql += f" ORDER BY {rank} LIMIT %s"
         params.append(limit)
@@ -89,6 +104,26 @@ class FtsIndex:
             FtsHit(id=row[0], score=row[1], snippet=row[2] if snippet_column is not None else "")
             for row in rows
         ]
+
+    def search_rows(self, match: str, *, limit: int,
+                    within: "QuerySet | Within | None" = None) -> list[tuple]:
+        """Like ``search`` but returns ``(id, *indexed column values)`` tuples straight
+        from the index, best first: no model rows loaded."""
+        if not match:
+            return []
+        rank = "bm25(" + ", ".join([self.table, *map(str, self.weights)]) + ")"
+        sql = (f"SELECT rowid, {', '.join(self.columns)} FROM {self.table} "
+               f"WHERE {self.table} MATCH %s")
+        params: list = [match]
+        if within is not None:
+            inner_sql, inner_params = compile_within(within)
+            sql += f" AND +rowid IN ({inner_sql})"
+            params.extend(inner_params)
+        sql += f" ORDER BY {rank} LIMIT %s"
+        params.append(limit)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
 
     def ids(self) -> set[int]:
         with connection.cursor() as cursor:
