@@ -5,6 +5,8 @@ Symbols, imports and calls carry their project as well as their file, so the que
 (by name, by callee, by module) filter one indexed column without a join.
 """
 
+from datetime import timedelta
+
 from django.db import models
 from django.utils import timezone
 
@@ -58,6 +60,14 @@ class CodeProject(ScopedModel):
     def is_active(self) -> bool:
         """A scan is queued or running (the dashboard keeps polling)."""
         return self.state in (ScanState.QUEUED, ScanState.RUNNING)
+
+    @property
+    def is_scanning(self) -> bool:
+        """A scan is running now (one that died with its worker stops counting after
+        half an hour). A queued project may be queued again: scans are idempotent."""
+        if self.state != ScanState.RUNNING or self.started_at is None:
+            return False
+        return self.started_at > timezone.now() - timedelta(minutes=30)
 
     @property
     def progress_percent(self) -> int:

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -39,6 +40,7 @@ PARALLEL_MIN_FILES = 300
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
 
 ProgressCallback = Callable[[int, int], None]
+SCAN_STALE_AFTER = timedelta(minutes=30)
 
 
 # --- Validation ------------------------------------------------------------------------------
@@ -109,8 +111,8 @@ def code_project_register(
             audit_log(actor=actor, action="codegraph.project.create", target_type="codeproject",
                       target_id=code_project.pk, details={"name": name, "path": str(root)})
             return code_project
-        if existing.is_active:
-            raise Conflict(f"A scan of '{name}' is already {existing.state}.")
+        if existing.is_scanning:
+            raise Conflict(f"A scan of '{name}' is running; try again when it is done.")
         if str(root) != existing.root_path:
             audit_log(actor=actor, action="codegraph.project.move", target_type="codeproject",
                       target_id=existing.pk,
@@ -158,7 +160,7 @@ def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProje
 
     with transaction.atomic():
         locked = CodeProject.objects.select_for_update().get(pk=code_project.pk)
-        if locked.is_active:
+        if locked.is_scanning:
             return locked
         locked.state = ScanState.QUEUED
         locked.error = ""
@@ -422,10 +424,17 @@ def code_project_scan(*, project_id: int,
     A folder that vanished or is no longer allowed fails the scan with a message.
     """
     code_project = CodeProject.objects.get(pk=project_id)
-    CodeProject.objects.filter(pk=project_id).update(
-        state=ScanState.RUNNING, started_at=timezone.now(), finished_at=None, error="",
-        files_done=0, files_total=0,
+    now = timezone.now()
+    # Claim the project: one scan at a time. A scan "running" for longer than
+    # SCAN_STALE_AFTER died with its worker and no longer holds the claim.
+    claimed = (
+        CodeProject.objects.filter(pk=project_id)
+        .exclude(state=ScanState.RUNNING, started_at__gt=now - SCAN_STALE_AFTER)
+        .update(state=ScanState.RUNNING, started_at=now, finished_at=None, error="",
+                files_done=0, files_total=0)
     )
+    if not claimed:
+        return ScanResult(project_id=project_id, errors=["Another scan is running."])
     try:
         return _scan(code_project, progress)
     except InvalidInput as exc:
@@ -433,9 +442,11 @@ def code_project_scan(*, project_id: int,
             state=ScanState.FAILED, error=exc.message, finished_at=timezone.now())
         return ScanResult(project_id=project_id, errors=[exc.message])
     except Exception as exc:
-        CodeProject.objects.filter(pk=project_id).update(
+        failed = CodeProject.objects.filter(pk=project_id).update(
             state=ScanState.FAILED, error=f"The scan failed: {exc}"[:2000],
             finished_at=timezone.now())
+        if not failed:  # deleted while it was being scanned: nothing left to do
+            return ScanResult(project_id=project_id, errors=["The project was deleted."])
         raise
 
 

@@ -23,10 +23,9 @@ def test_add_scan_and_find_a_symbol(page, live_server, login, owner, tmp_path, s
     # Rescan with the button: the progress partial is swapped in and ends at Done.
     (root / "shop/more.py").write_text("def checkout():\n    pass\n")
     row.get_by_role("button", name="Scan", exact=True).click()
-    page.wait_for_selector("#projects .cg-state-done")
-    page.wait_for_function(
-        "document.querySelector('.cg-progress progress').value == 100")
-    assert "6/6 files" in page.locator(".cg-progress").inner_text()
+    page.locator(".cg-progress").filter(has_text="6/6 files").wait_for()
+    assert page.locator(".cg-progress .cg-state-done").count() == 1
+    assert page.locator(".cg-progress progress").get_attribute("value") == "100"
 
     page.fill("#cg-q", "checkout")
     page.get_by_role("button", name="Search", exact=True).click()

@@ -206,3 +206,23 @@ def test_a_vanished_folder_fails_the_scan_with_a_message(project, tree):
     scan(project)
     assert project.state == ScanState.FAILED
     assert "does not exist" in project.error
+
+
+def test_a_second_scan_waits_for_the_running_one(project):
+    from django.utils import timezone
+
+    CodeProject.objects.filter(pk=project.pk).update(state=ScanState.RUNNING,
+                                                     started_at=timezone.now())
+    assert services.code_project_scan(project_id=project.pk).errors == [
+        "Another scan is running."]
+    assert not SourceFile.objects.exists()
+
+
+def test_a_scan_that_died_long_ago_does_not_block_a_new_one(project):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    CodeProject.objects.filter(pk=project.pk).update(
+        state=ScanState.RUNNING, started_at=timezone.now() - timedelta(hours=2))
+    assert scan(project).parsed == 5 and project.state == ScanState.DONE
