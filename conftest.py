@@ -34,6 +34,12 @@ def _celery_eager() -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    # The default hasher is deliberately slow; tests create many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def make_user(django_user_model) -> Callable:
     def make(username: str, **extra: object):
