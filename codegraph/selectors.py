@@ -80,6 +80,12 @@ class SymbolHit:
     project: str
     project_id: int
     file_id: int
+    module: str = ""
+
+    @property
+    def dotted_name(self) -> str:
+        """The name callers are looked up by: ``pkg.mod.Class.method`` in Python."""
+        return f"{self.module}.{self.qualified_name}" if self.module else self.qualified_name
 
     def as_line(self) -> str:
         return f"{self.kind} {self.qualified_name} — {self.path}:{self.line}"
@@ -88,7 +94,7 @@ class SymbolHit:
 def _symbol_hits(queryset: QuerySet[Symbol], order: list[int] | None = None) -> list[SymbolHit]:
     rows = queryset.values_list(
         "id", "kind", "name", "qualified_name", "file__path", "line", "end_line", "signature",
-        "project__name", "project_id", "file_id")
+        "project__name", "project_id", "file_id", "file__module")
     hits = [SymbolHit(*row) for row in rows]
     if order is not None:
         rank = {pk: i for i, pk in enumerate(order)}

@@ -180,3 +180,9 @@ def test_the_project_list_takes_a_fixed_number_of_queries(owner_client, scanned,
         assert len(owner_client.get(f"{API}/projects").json()) == 3
     with django_assert_max_num_queries(6):
         owner_client.get(reverse("codegraph"))
+
+
+def test_a_symbols_callers_link_names_it_fully(owner_client, scanned):
+    found = owner_client.get(reverse("codegraph-search"), {"q": "login", "mode": "exact"},
+                             HTTP_HX_REQUEST="true").content.decode()
+    assert "symbol=shop.auth.login&amp;" in found and "symbol=shop.unrelated.login&amp;" in found
