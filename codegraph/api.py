@@ -45,6 +45,7 @@ def scan(request: HttpRequest, payload: ScanIn) -> Status:
     project = services.code_project_scan_request(
         actor=Actor.from_request(request), name=payload.name, path=payload.path,
         team=payload.team, visibility=payload.visibility, project=payload.project or "",
+        exclude=payload.exclude,
     )
     return Status(202, {"id": project.pk, "name": project.name, "state": project.state})
 

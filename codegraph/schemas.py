@@ -12,6 +12,8 @@ class ScanIn(Schema):
     project: str | None = Field(None, description="Project scope key; '' = personal")
     visibility: str | None = Field(None, description="private, team or global; default: yours")
     team: str | int | None = Field(None, description="Team name or id; default: your active team")
+    exclude: list[str] | None = Field(None, description="More folder names to skip (besides "
+                                      "node_modules, build, dist, vendor, hidden ...)")
 
 
 class ScanOut(Schema):

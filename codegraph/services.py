@@ -75,6 +75,14 @@ def code_root_validate(*, path: str) -> Path:
     return resolved
 
 
+def _clean_exclude(names: list[str]) -> list[str]:
+    cleaned = sorted({name.strip() for name in names if name and name.strip()})
+    for name in cleaned:
+        if "/" in name or "\\" in name or name in (".", ".."):
+            raise InvalidInput(f"Exclude folders by name, not by path: '{name}'.")
+    return cleaned
+
+
 def _clean_name(name: str) -> str:
     name = " ".join((name or "").split())
     if not name:
@@ -95,18 +103,23 @@ def code_project_register(
     team: str | int | None = None,
     visibility: str | None = None,
     project: str = "",
+    exclude: list[str] | None = None,
 ) -> CodeProject:
     """Create the actor's code project ``name`` for folder ``path``, or point the existing
-    one at it; marks it queued. Nothing is written when the input is invalid."""
+    one at it; marks it queued. ``exclude`` (folder names to skip besides the built-in
+    ones) replaces the project's list when given. Nothing is written when the input is
+    invalid."""
     name = _clean_name(name)
     root = code_root_validate(path=path)
+    project_settings = {} if exclude is None else {"exclude": _clean_exclude(exclude)}
     with transaction.atomic():
         existing = CodeProject.objects.filter(owner=actor.user, name=name).first()
         if existing is None:
             scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility,
                                       project=project)
             code_project = CodeProject.objects.create(
-                name=name, root_path=str(root), state=ScanState.QUEUED, **scope
+                name=name, root_path=str(root), state=ScanState.QUEUED,
+                settings=project_settings, **scope
             )
             audit_log(actor=actor, action="codegraph.project.create", target_type="codeproject",
                       target_id=code_project.pk, details={"name": name, "path": str(root)})
@@ -123,6 +136,8 @@ def code_project_register(
                                       project=project or existing.project)
             existing.team, existing.visibility = scope["team"], scope["visibility"]
             existing.project = scope["project"]
+        if exclude is not None:
+            existing.settings = {**(existing.settings or {}), **project_settings}
         existing.state = ScanState.QUEUED
         existing.error = ""
         existing.save()
@@ -137,6 +152,7 @@ def code_project_scan_request(
     team: str | int | None = None,
     visibility: str | None = None,
     project: str = "",
+    exclude: list[str] | None = None,
 ) -> CodeProject:
     """Register (or re-point) the project and queue its scan once this commits."""
     from codegraph.tasks import codegraph_scan
@@ -144,7 +160,8 @@ def code_project_scan_request(
 
     with transaction.atomic():
         code_project = code_project_register(actor=actor, name=name, path=path, team=team,
-                                             visibility=visibility, project=project)
+                                             visibility=visibility, project=project,
+                                             exclude=exclude)
         audit_log(actor=actor, action="codegraph.scan", target_type="codeproject",
                   target_id=code_project.pk, details={"name": code_project.name})
         enqueue_on_commit(codegraph_scan, code_project.pk)
@@ -288,11 +305,13 @@ class WalkedFile:
     mtime_ns: int
 
 
-def source_tree_walk(root: Path, *, max_files: int) -> tuple[list[WalkedFile], bool]:
+def source_tree_walk(root: Path, *, max_files: int,
+                     exclude: Iterable[str] = ()) -> tuple[list[WalkedFile], bool]:
     """Source files under ``root`` in a stable order, with their stat; True as second
     value when ``max_files`` cut the walk short. Skips hidden, dependency, build and
     vendored folders and virtualenvs. Symlinks are not followed, so a walk never leaves
-    the root nor loops."""
+    the root nor loops. ``exclude`` names more folders to skip (by name)."""
+    skipped_names = SKIP_DIRS | frozenset(exclude)
     found: list[WalkedFile] = []
     stack = [("", str(root))]
     while stack:
@@ -310,7 +329,7 @@ def source_tree_walk(root: Path, *, max_files: int) -> tuple[list[WalkedFile], b
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not (name.startswith(".") or name in SKIP_DIRS):
+                    if not (name.startswith(".") or name in skipped_names):
                         subdirs.append((f"{rel_dir}{name}/", entry.path))
                     continue
                 language = language_for(name)
@@ -469,7 +488,9 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
         with transaction.atomic():
             _index_clear(project_id)
 
-    walked, truncated = source_tree_walk(root, max_files=settings.CODEGRAPH_MAX_FILES)
+    walked, truncated = source_tree_walk(
+        root, max_files=settings.CODEGRAPH_MAX_FILES,
+        exclude=(code_project.settings or {}).get("exclude", ()))
     existing = {
         row[0]: row[1:]
         for row in SourceFile.objects.filter(project_id=project_id).values_list(

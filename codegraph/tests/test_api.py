@@ -186,3 +186,14 @@ def test_a_symbols_callers_link_names_it_fully(owner_client, scanned):
     found = owner_client.get(reverse("codegraph-search"), {"q": "login", "mode": "exact"},
                              HTTP_HX_REQUEST="true").content.decode()
     assert "symbol=shop.auth.login&amp;" in found and "symbol=shop.unrelated.login&amp;" in found
+
+
+def test_scan_skips_the_folders_named_in_exclude(owner_client, tree,
+                                                 django_capture_on_commit_callbacks):
+    response = post_scan(owner_client, django_capture_on_commit_callbacks, name="x",
+                         path=str(tree.parent), exclude=["src"])
+    assert response.status_code == 202
+    assert CodeProject.objects.get().file_count == 0
+    bad = post_scan(owner_client, django_capture_on_commit_callbacks, name="y",
+                    path=str(tree), exclude=["a/b"])
+    assert bad.status_code == 400 and "by name" in bad.json()["detail"]
