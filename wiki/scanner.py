@@ -179,7 +179,9 @@ def _fold(text: str) -> tuple[str, Anchors]:
         out += run.start() - last
         for i in range(run.start(), run.end()):
             folded = _fold_char(text[i])
-            if len(folded) != 1 or out - anchors[-1][0] != i - anchors[-1][1]:
+            if not folded:
+                continue  # dropped; the next kept character re-anchors the map
+            if len(folded) > 1 or out - anchors[-1][0] != i - anchors[-1][1]:
                 anchors.append((out, i))
             for extra in range(1, len(folded)):
                 anchors.append((out + extra, i))  # every expanded character maps to its source
@@ -546,7 +548,8 @@ PHRASE_RULES += [
         "medium",
         "fakes an assistant turn agreeing to instructions",
         _rx(
-            r"^[\s>#/*|-]*(?:assistant|ai|model)\s*:\s*(?:understood|sure|of course|ok(?:ay)?|"
+            r"^[ \t>#/*|-]*+(?:assistant|ai|model)[ \t]*:[ \t]*"
+            r"(?:understood|sure|of course|ok(?:ay)?|"
             r"acknowledged|i will|i'll|i have been|as instructed|certainly)\b"
         ),
         "",
@@ -581,7 +584,8 @@ PHRASE_RULES += [
         "imitates a system or developer message",
         _rx(
             r"\b(?:system|admin|developer) override\s*[:\]]"
-            r"|^[\s>#/*|-]*(?:system|developer|admin|operator)(?: (?:message|prompt|note))?\s*:"
+            r"|^[ \t>#/*|-]*+(?:system|developer|admin|operator)(?: (?:message|prompt|note))?"
+            r"[ \t]*:"
             r"[ \t*]*(?:you\b|your\b|from now|ignore|disregard|forget|always|never|do not|don't|"
             r"new |respond|answer|reply|the (?:assistant|model|ai)\b)"
             r"|^#{1,6}[ \t]*(?:system|developer|assistant|admin)(?: (?:message|prompt|"
@@ -690,8 +694,9 @@ PHRASE_RULES += [
 
 # --- Code regions -----------------------------------------------------------------------
 
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
-_INLINE_CODE = re.compile(r"(`+)[^`\n]+?\1")
+_FENCE = re.compile(r"^[ \t]*+(`{3,}+|~{3,}+)[^\n]*+\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.M | re.S)
+# Atomic backtick runs keep a long run of backticks from being retried at every position.
+_INLINE_CODE = re.compile(r"(?<!`)(`++)[^`\n]+?(?<!`)\1(?!`)")
 
 
 class CodeMask:
@@ -745,10 +750,10 @@ _LONG_VALUE = re.compile(r"=([A-Za-z0-9+/_-]{32,}={0,2})(?:&|$)")
 _URL = re.compile(
     r"https?://(?:[^\s<>\"'`()\[\]{}]|\{\{?[^\s{}]{1,40}\}?\}|<[\w .-]{1,40}>|\[[\w .-]{1,40}\])+"
 )
-_MD_IMAGE = re.compile(r"!\[[^\]\n]*\]\(\s*<?([^)\s>]+)")
-_MD_LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(\s*<?([^)\s>]+)")
-_HTML_IMG = re.compile(r"<img\b[^>]*?\bsrc\s*=\s*[\"']?([^\"'\s>]+)", re.I)
-_HTML_LINK = re.compile(r"<a\b[^>]*?\bhref\s*=\s*[\"']?([^\"'\s>]+)", re.I)
+_MD_IMAGE = re.compile(r"!\[[^\[\]\n]*\]\(\s*<?([^)\s>]+)")
+_MD_LINK = re.compile(r"(?<!!)\[[^\[\]\n]*\]\(\s*<?([^)\s>]+)")
+_HTML_IMG = re.compile(r"<img\b[^<>]{0,500}?\bsrc\s*=\s*[\"']?([^\"'\s>]+)", re.I)
+_HTML_LINK = re.compile(r"<a\b[^<>]{0,500}?\bhref\s*=\s*[\"']?([^\"'\s>]+)", re.I)
 
 
 def _query(url: str) -> str:
@@ -858,8 +863,8 @@ def _sentence(text: str, pos: int) -> tuple[int, int]:
         found = text.rfind(mark, start, pos)
         if found >= 0:
             start = found + len(mark)
-    following = _SENTENCE_END.search(text, pos)
-    return start, following.start() if following else len(text)
+    following = _SENTENCE_END.search(text, pos, pos + 400)
+    return start, following.start() if following else min(len(text), pos + 400)
 
 
 def _exfil_sentence_findings(norm: Normalised, code: CodeMask) -> list[Finding]:
@@ -1094,7 +1099,8 @@ def _comment_findings(text: str, code: CodeMask) -> list[Finding]:
 
 
 _STYLED_TAG = re.compile(
-    r"<([a-z][a-z0-9]*)\b([^>]*?\bstyle\s*=\s*(\"[^\"]*\"|'[^']*')[^>]*|[^>]*?\shidden\b[^>]*)>",
+    r"<([a-z][a-z0-9]*)\b([^<>]{0,500}?\bstyle\s*=\s*(\"[^\"]*\"|'[^']*')[^<>]{0,500}"
+    r"|[^<>]{0,500}?\shidden\b[^<>]{0,500})>",
     re.I,
 )
 _HIDING = re.compile(
@@ -1128,7 +1134,9 @@ def _hidden_style_findings(text: str, code: CodeMask) -> list[Finding]:
             hiding = None  # light text on a dark background is visible
         if not hiding and not _HIDDEN_ATTRIBUTE.search(other_attributes):
             continue
-        close = re.compile(rf"</{match.group(1)}\s*>", re.I).search(text, match.end())
+        close = re.compile(rf"</{match.group(1)}\s*>", re.I).search(
+            text, match.end(), match.end() + 4000
+        )
         end = close.end() if close else min(len(text), match.end() + 400)
         inner = _TAG.sub(" ", text[match.end() : close.start() if close else end])
         words = len(_WORD.findall(inner))

@@ -370,6 +370,32 @@ def test_100_kb_scans_quickly():
     assert time.process_time() - started < 0.5
 
 
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "`",
+        "[",
+        "![",
+        "#\n",
+        "<a ",
+        "<img ",
+        "<span style='x' ",
+        "ignore ",
+        "a b ",
+        "<!--",
+        "https://a.example/?x={secret} ",
+        "a@b.example send tokens to ",
+        "a\u200b",
+        "```x\n",
+    ],
+)
+def test_pathological_input_scans_in_linear_time(unit):
+    text = (unit * 100_000)[:100_000]
+    started = time.process_time()
+    scan(text)
+    assert time.process_time() - started < 1.0
+
+
 # --- manage.py wiki_scan ----------------------------------------------------------------
 
 
