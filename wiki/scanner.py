@@ -4,14 +4,34 @@
 original text it sits. ``is_flagged(findings)`` is the verdict: a page with any high or
 medium finding is withheld from agents until a person approves it.
 
+Rules (ids are stable; findings are stored with pages):
+
+- ``instruction-override``: ignore / disregard / forget previous instructions, "your
+  instructions are void", "new instructions:", "from now on you ...", in several
+  languages.
+- ``role-impersonation``: "you are now ...", unrestricted personas, jailbreak modes, fake
+  assistant turns that agree to instructions.
+- ``fake-system-message``: chat-template tokens, fake system / tool tags and headers.
+- ``exfiltration-url``: asks to send secrets or conversation data to an address; URLs
+  with placeholders for private data.
+- ``exfiltration-image``: images and links that carry placeholders or encoded data in
+  their query string.
+- ``zero-width``, ``bidi-control``: invisible and reordering characters (Unicode tag
+  characters are decoded).
+- ``html-comment``, ``hidden-style``: text a person does not see when the page renders.
+- ``base64-blob``: long base64, decoded and scanned again.
+- ``agent-addressed``, ``concealment``, ``prompt-leak``: text that speaks to AI readers,
+  asks them to hide what they do from the user, or to reveal their prompt.
+
 Phrase rules run on a normalised copy of the text (NFKC, casefolded, accents and
 invisible characters removed, mixed-script look-alikes folded, letter-by-letter
-spelling and leetspeak undone, whitespace collapsed) so that obfuscation does not hide
-an instruction. The copy keeps, for every character, its offset in the original, so
-findings always point at the original text. Structural rules (invisible and bidi
-characters, HTML comments, hidden styles, images, base64) read the original.
+spelling and leetspeak undone, runs of spaces collapsed) so that obfuscation does not
+hide an instruction. The copy carries a map back to the original, so findings always
+point at the original text. Structural rules read the original. Code spans and fenced
+blocks render as code, so the HTML, image and hidden-text rules skip them.
 
-Pure Python on purpose: the command line, the services and the bench share it.
+Pure Python on purpose: the command line, the services and the bench share it. Bump
+``SCANNER_VERSION`` whenever a rule changes, so that stored verdicts are refreshed.
 """
 
 from __future__ import annotations
