@@ -523,13 +523,13 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
         if gone:
             _files_delete(gone)
         if new:
-            created = SourceFile.objects.bulk_create(
-                [SourceFile(project_id=project_id, path=w.path, language=w.language,
-                            module=modules[w.path], size=w.size, mtime_ns=w.mtime_ns)
-                 for w in new],
-                batch_size=500,
-            )
-            path_ids.update((f.path, f.pk) for f in created)
+            _rows_insert(SourceFile, FILE_FIELDS, [
+                (project_id, w.path, modules[w.path], w.language, w.size, w.mtime_ns, "",
+                 False, "")
+                for w in new
+            ])
+            path_ids.update(SourceFile.objects.filter(project_id=project_id)
+                            .values_list("path", "id"))
 
     module_map = ModuleMap((w.path, w.language, modules[w.path]) for w in walked)
     jobs = [(str(root / w.path), existing[w.path][3] if w.path in existing else "",
@@ -631,6 +631,8 @@ def _batch_store(
     )
 
 
+FILE_FIELDS = ("project", "path", "module", "language", "size", "mtime_ns", "sha256",
+               "has_errors", "skipped_reason")
 SYMBOL_FIELDS = ("project", "file", "name", "qualified_name", "kind", "line", "end_line",
                  "signature")
 IMPORT_FIELDS = ("project", "file", "module", "name", "alias", "line", "target_module",
@@ -655,8 +657,8 @@ def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[
     """Insert plain value tuples with one executemany.
 
     ``bulk_create`` builds and compiles a model instance per row, which costs more than
-    parsing the file did; these rows are plain strings and integers, so they go in as
-    they are."""
+    parsing the file did; these rows are plain strings, integers and booleans, so they
+    go in as they are. Every column without a database default must be given."""
     if not rows:
         return
     meta = model._meta
