@@ -814,7 +814,11 @@ def _parse_anchors(spec: str) -> tuple[tuple[str, bool], ...]:
     )
 
 
-_ANCHORS = [_parse_anchors(rule.anchors) for rule in PHRASE_RULES]
+# Each anchor literal once, with the rules that use it.
+_ANCHOR_RULES: dict[tuple[str, bool], list[int]] = {}
+for _index, _rule in enumerate(PHRASE_RULES):
+    for _anchor in _parse_anchors(_rule.anchors):
+        _ANCHOR_RULES.setdefault(_anchor, []).append(_index)
 
 
 def _occurrences(text: str, literal: str, whole_word: bool) -> list[int]:
@@ -830,25 +834,7 @@ def _occurrences(text: str, literal: str, whole_word: bool) -> list[int]:
     return found
 
 
-def _windows(
-    text: str,
-    anchors: tuple[tuple[str, bool], ...],
-    before: int,
-    after: int,
-    seen: dict[tuple[str, bool], list[int]],
-) -> list[tuple[int, int]]:
-    """Merged stretches of ``text`` around each occurrence of an anchor.
-
-    ``seen`` keeps each literal's positions for the other rules that share it.
-    """
-    if not anchors:
-        return [(0, len(text))]
-    spans = []
-    for anchor in anchors:
-        if anchor not in seen:
-            seen[anchor] = _occurrences(text, *anchor)
-        end_pad = len(anchor[0]) + after
-        spans += [(max(0, pos - before), min(len(text), pos + end_pad)) for pos in seen[anchor]]
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     spans.sort()
     merged: list[tuple[int, int]] = []
     for start, end in spans:
@@ -859,11 +845,25 @@ def _windows(
     return merged
 
 
+def _windows(text: str) -> list[list[tuple[int, int]]]:
+    """Per phrase rule, the merged stretches of ``text`` around its anchors."""
+    spans: list[list[tuple[int, int]]] = [[] for _ in PHRASE_RULES]
+    for (literal, whole_word), indexes in _ANCHOR_RULES.items():
+        if literal not in text:  # most are absent; ``in`` says so at C speed
+            continue
+        positions = _occurrences(text, literal, whole_word)
+        for index in indexes:
+            before, after = PHRASE_RULES[index].before, PHRASE_RULES[index].after + len(literal)
+            spans[index] += [(max(0, p - before), min(len(text), p + after)) for p in positions]
+    return [
+        _merged(found) if rule.anchors else [(0, len(text))]
+        for rule, found in zip(PHRASE_RULES, spans, strict=True)
+    ]
+
+
 def _phrase_findings(norm: Normalised) -> list[Finding]:
     found = []
-    seen: dict[tuple[str, bool], list[int]] = {}
-    for phrase, anchors in zip(PHRASE_RULES, _ANCHORS, strict=True):
-        windows = _windows(norm.text, anchors, phrase.before, phrase.after, seen)
+    for phrase, windows in zip(PHRASE_RULES, _windows(norm.text), strict=True):
         for window_start, window_end in windows:
             for match in phrase.pattern.finditer(norm.text, window_start, window_end):
                 if match.end() > match.start():
