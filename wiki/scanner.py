@@ -131,11 +131,11 @@ class Normalised:
 
     __slots__ = ("keys", "original", "text", "values")
 
-    def __init__(self, original: str, text: str, anchors: list[tuple[int, int]]) -> None:
+    def __init__(self, original: str, text: str, points: list[tuple[int, int]]) -> None:
         self.original = original
         self.text = text
-        self.keys = [key for key, _ in anchors]
-        self.values = [value for _, value in anchors]
+        self.keys = [key for key, _ in points]
+        self.values = [value for _, value in points]
 
     def position(self, index: int) -> int:
         """The original offset of the character at ``index`` in the copy."""
@@ -150,7 +150,8 @@ class Normalised:
         return self.position(start), self.position(end - 1) + 1
 
 
-Anchors = list[tuple[int, int]]
+# (position in the copy, offset in the original) pairs; see Normalised.
+Points = list[tuple[int, int]]
 
 
 def _lookup(keys: list[int], values: list[int], index: int) -> int:
@@ -158,13 +159,13 @@ def _lookup(keys: list[int], values: list[int], index: int) -> int:
     return values[k] + index - keys[k]
 
 
-def _compose(outer: Anchors, inner: Anchors) -> Anchors:
-    """Anchors for ``inner(outer(x))``: copy-to-intermediate, then intermediate-to-original."""
+def _compose(outer: Points, inner: Points) -> Points:
+    """Points for ``inner(outer(x))``: copy-to-intermediate, then intermediate-to-original."""
     if inner == [(0, 0)]:
         return outer
     inner_keys = [key for key, _ in inner]
     inner_values = [value for _, value in inner]
-    composed: Anchors = []
+    composed: Points = []
     for i, (position, middle) in enumerate(outer):
         stop = middle + (outer[i + 1][0] - position) if i + 1 < len(outer) else 1 << 62
         composed.append((position, _lookup(inner_keys, inner_values, middle)))
@@ -188,10 +189,10 @@ _ODD_SPACE = re.compile(r"[^\S \n]")
 _SPACE_RUN = re.compile(r"  +")
 
 
-def _fold(text: str) -> tuple[str, Anchors]:
+def _fold(text: str) -> tuple[str, Points]:
     """Fold the non-ASCII runs character by character; ASCII is only lowercased."""
     pieces: list[str] = []
-    anchors: Anchors = [(0, 0)]
+    points: Points = [(0, 0)]
     out = 0  # length of the copy so far
     last = 0
     for run in _NON_ASCII_RUN.finditer(text):
@@ -200,17 +201,17 @@ def _fold(text: str) -> tuple[str, Anchors]:
         for i in range(run.start(), run.end()):
             folded = _fold_char(text[i])
             if not folded:
-                continue  # dropped; the next kept character re-anchors the map
-            if len(folded) > 1 or out - anchors[-1][0] != i - anchors[-1][1]:
-                anchors.append((out, i))
+                continue  # dropped; the next kept character starts a new point
+            if len(folded) > 1 or out - points[-1][0] != i - points[-1][1]:
+                points.append((out, i))
             for extra in range(1, len(folded)):
-                anchors.append((out + extra, i))  # every expanded character maps to its source
+                points.append((out + extra, i))  # every expanded character maps to its source
             pieces.append(folded)
             out += len(folded)
-        anchors.append((out, run.end()))
+        points.append((out, run.end()))
         last = run.end()
     pieces.append(text[last:].lower())
-    return "".join(pieces), anchors
+    return "".join(pieces), points
 
 
 def _translate_words(
@@ -261,7 +262,7 @@ def _unleet(text: str) -> str:
     return "".join([*pieces, text[last:]]) if pieces else text
 
 
-def _squeeze(text: str) -> tuple[str, Anchors]:
+def _squeeze(text: str) -> tuple[str, Points]:
     """Join letter-by-letter spelling and collapse runs of spaces inside a line."""
     if _ODD_SPACE.search(text):
         text = _ODD_SPACE.sub(" ", text)
@@ -277,7 +278,7 @@ def _squeeze(text: str) -> tuple[str, Anchors]:
             cuts.append((match.start(), match.end(), " "))
     cuts.sort()
     pieces: list[str] = []
-    anchors: Anchors = [(0, 0)]
+    points: Points = [(0, 0)]
     out = last = 0
     for start, end, replacement in cuts:
         if start < last:
@@ -285,26 +286,26 @@ def _squeeze(text: str) -> tuple[str, Anchors]:
         pieces.append(text[last:start])
         out += start - last
         # Joined letters keep every other character; a space run keeps its first.
-        anchors += [(out + k, start + 2 * k) for k in range(len(replacement))]
+        points += [(out + k, start + 2 * k) for k in range(len(replacement))]
         pieces.append(replacement)
         out += len(replacement)
-        anchors.append((out, end))
+        points.append((out, end))
         last = end
     pieces.append(text[last:])
-    return "".join(pieces), anchors
+    return "".join(pieces), points
 
 
 def normalise(text: str) -> Normalised:
     """The matching copy of ``text`` with its map back to original offsets."""
     if text.isascii():
-        folded, folded_anchors = text.lower(), [(0, 0)]
+        folded, folded_points = text.lower(), [(0, 0)]
     else:
-        folded, folded_anchors = _fold(text)
+        folded, folded_points = _fold(text)
         if _CYR_GREEK.search(folded):
             folded = _translate_words(folded, _CYR_GREEK, HOMOGLYPHS, _is_mixed_script)
     folded = _unleet(folded)
-    squeezed, anchors = _squeeze(folded)
-    return Normalised(text, squeezed, _compose(anchors, folded_anchors))
+    squeezed, points = _squeeze(folded)
+    return Normalised(text, squeezed, _compose(points, folded_points))
 
 
 # --- Phrase rules (run on the normalised text) ------------------------------------------
