@@ -924,7 +924,7 @@ def _exfil_sentence_findings(norm: Normalised, code: CodeMask) -> list[Finding]:
 def _url_findings(text: str, code: CodeMask) -> list[Finding]:
     """Images and links that carry placeholders or data out in their query string."""
     found = []
-    covered: list[tuple[int, int]] = []
+    covered: set[int] = set()  # where image and link URLs start; bare URLs skip them
     sources = (
         (_MD_IMAGE, True, "image"),
         (_HTML_IMG, True, "image"),
@@ -936,7 +936,7 @@ def _url_findings(text: str, code: CodeMask) -> list[Finding]:
             if match.start() in code:
                 continue
             url = match.group(1)
-            covered.append(match.span(1))
+            covered.add(match.start(1))
             query = _query(url)
             names = _placeholders(query)
             if names:
@@ -968,11 +968,11 @@ def _url_findings(text: str, code: CodeMask) -> list[Finding]:
                     )
                     break
     for match in _URL.finditer(text):
-        if match.start() in code or any(s <= match.start() < e for s, e in covered):
+        if match.start() in code or match.start() in covered:
             continue
         names = [n for n in _placeholders(_query(match.group())) if SENSITIVE_NAME.search(n)]
         if names:
-            end = match.end() - len(match.group()) + len(match.group().rstrip(".,;:!?"))
+            end = match.start() + len(match.group().rstrip(".,;:!?"))
             found.append(
                 _make(
                     "exfiltration-url",
