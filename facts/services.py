@@ -411,7 +411,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             slots.append(("insert", len(to_insert)))
             to_insert.append(fact)
         Fact.objects.bulk_create(to_insert, batch_size=500)
-        FACT_FTS.upsert([(f.pk, fts_values(f.content, f.tags)) for f in to_insert])
+        FACT_FTS.upsert([(f.pk, fts_values(f.content, f.tags)) for f in to_insert], new=True)
         final: list[WriteResult] = []
         for kind, ref in slots:
             if kind == "insert":

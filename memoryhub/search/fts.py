@@ -3,6 +3,7 @@
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
@@ -15,7 +16,10 @@ def compile_within(within: "QuerySet | Within") -> Within:
     to run many searches over the same rows without re-compiling the queryset."""
     if isinstance(within, tuple):
         return within
-    sql, params = within.values("pk").query.sql_with_params()
+    try:
+        sql, params = within.values("pk").query.sql_with_params()
+    except EmptyResultSet:  # e.g. ``.none()`` or ``pk__in=[]``: matches nothing
+        return "SELECT NULL WHERE 0", ()
     return sql, tuple(params)
 
 
@@ -46,15 +50,17 @@ class FtsIndex:
     def drop_sql(self) -> str:
         return f"DROP TABLE IF EXISTS {self.table}"
 
-    def upsert(self, rows: Iterable[tuple[int, Sequence[str]]]) -> None:
-        """Index (or re-index) rows given as ``(id, (column values...))``."""
+    def upsert(self, rows: Iterable[tuple[int, Sequence[str]]], *, new: bool = False) -> None:
+        """Index (or re-index) rows given as ``(id, (column values...))``. With
+        ``new=True`` the rows are known not to be indexed yet and are only inserted."""
         rows = list(rows)
         if not rows:
             return
         placeholders = ", ".join(["%s"] * (len(self.columns) + 1))
         cols = ", ".join(("rowid", *self.columns))
         with connection.cursor() as cursor:
-            self._delete(cursor, [row_id for row_id, _ in rows])
+            if not new:
+                self._delete(cursor, [row_id for row_id, _ in rows])
             cursor.executemany(
                 f"INSERT INTO {self.table}({cols}) VALUES ({placeholders})",
                 [(row_id, *values) for row_id, values in rows],

@@ -13,6 +13,8 @@ import numpy as np
 from django.db import connection
 from django.db.models import QuerySet
 
+from memoryhub.search.fts import compile_within
+
 # Up to this many rows an exact scan is cheap enough.
 EXACT_SCAN_LIMIT = 20_000
 # Candidates taken from the bit index per wanted result, and at least this many.
@@ -162,7 +164,7 @@ class VectorIndex:
         sql = f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH %s AND k = %s"
         params: list = [_blob(query), k]
         if within is not None:
-            inner_sql, inner_params = within.values("pk").query.sql_with_params()
+            inner_sql, inner_params = compile_within(within)
             sql += f" AND rowid IN ({inner_sql})"
             params.extend(inner_params)
         with connection.cursor() as cursor:
