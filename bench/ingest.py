@@ -1,0 +1,278 @@
+"""Ingestion throughput of the fact store through ``POST /api/memories/batch``.
+
+    .venv/bin/python bench/ingest.py [--facts 10000] [--embed-facts 2000]
+        [--batch 500] [--embed-mode inline,worker] [--keep]
+
+Each phase gets its own temporary MEMORYHUB_DATA_DIR (removed afterwards) and its own
+gunicorn (one worker, four threads, as ``make run`` serves). One agent token posts
+distinct, realistic facts (``bench/_common.py``) into one scope, ``--batch`` per
+request, one request at a time. The cap on active facts is off (0): with the default
+of 1,000 a bulk load would mostly archive what it just wrote.
+
+Phases, all in one run:
+
+1. embeddings off (``MEMORYHUB_EMBEDDINGS_ENABLED=false``): facts/s over HTTP, beside
+   ``fact_bulk_create`` called in-process on the same kind of data (no HTTP, no JSON);
+2. the local embedder's raw throughput: ``embed()`` on the texts of phase 3, batches
+   of 64, in this process;
+3. embeddings on, with the embedding done either ``inline`` (the server runs with
+   ``CELERY_TASK_ALWAYS_EAGER=true``, so each batch request returns once its facts are
+   embedded) or by a real Celery ``worker`` (filesystem broker in the temp dir,
+   concurrency 1; the clock stops when every posted fact has its vector). facts/s here
+   is facts whose vectors are stored, per second of wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import (  # noqa: E402
+    REPO_ROOT,
+    FactGenerator,
+    Timing,
+    api_available,
+    bench_env,
+    bench_user,
+    django_setup,
+    gunicorn_server,
+    machine_note,
+    print_table,
+    temp_data_dir,
+)
+
+EMBED_BATCH = 64
+OFF_TARGET = 2_000.0  # facts/s with embeddings off
+EMBED_SHARE_TARGET = 0.80  # of the raw embedder's throughput
+
+
+def post_batches(base: str, secret: str, facts: list[dict], batch: int) -> tuple[float, list]:
+    """POST ``facts`` in batches, one request at a time. Returns wall seconds and per
+    batch ``(seconds, created, merged)``."""
+    per_batch = []
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {secret}"},
+                      timeout=600) as client:
+        started = time.perf_counter()
+        for start in range(0, len(facts), batch):
+            sent = time.perf_counter()
+            response = client.post("/api/memories/batch",
+                                   json={"items": facts[start:start + batch]})
+            if response.status_code != 201:
+                raise RuntimeError(f"batch at {start}: {response.status_code} "
+                                   f"{response.text[:300]}")
+            body = response.json()
+            per_batch.append((time.perf_counter() - sent, body["created"], body["merged"]))
+        return time.perf_counter() - started, per_batch
+
+
+def batch_rows(label: str, seconds: float, per_batch: list, total: int) -> list[object]:
+    """One table row: facts/s overall, in the first and last quarter of the batches, and
+    per-request latency."""
+    quarter = max(1, len(per_batch) // 4)
+
+    def rate(part: list) -> float:
+        return sum(c + m for _, c, m in part) / sum(s for s, _, _ in part)
+
+    timing = Timing.of([s for s, _, _ in per_batch])
+    created = sum(c for _, c, _ in per_batch)
+    merged = sum(m for _, _, m in per_batch)
+    return [label, total / seconds, rate(per_batch[:quarter]), rate(per_batch[-quarter:]),
+            timing.p50, timing.p95, f"{created:,} / {merged:,}"]
+
+
+def child_env(data_dir: Path, *, embeddings: bool, eager: bool) -> dict[str, str]:
+    """Environment of one phase's server (and worker)."""
+    return bench_env(data_dir, MEMORYHUB_EMBEDDINGS_ENABLED="true" if embeddings else "false",
+                     CELERY_TASK_ALWAYS_EAGER="true" if eager else "false")
+
+
+def prepare(env: dict[str, str]) -> str:
+    """Migrate a phase's database and create its agent; returns the token secret. Runs in
+    a child process, since Django is configured once per process."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]);"
+            "from bench._common import django_setup, bench_user;"
+            "import os; django_setup(dict(os.environ));"
+            "from facts.services import memory_config_get; memory_config_get();"
+            "print(bench_user()[2])")
+    done = subprocess.run([sys.executable, "-c", code, str(REPO_ROOT)], env=env, cwd=REPO_ROOT,
+                          capture_output=True, text=True, check=True)
+    return done.stdout.strip().splitlines()[-1]
+
+
+def count_embedded(env: dict[str, str]) -> int:
+    """How many facts of a phase's store have a vector (asked of SQLite directly, so the
+    bench process stays free of that phase's Django settings)."""
+    import sqlite3
+
+    from facts.search import FACT_VECTORS
+
+    path = Path(env["MEMORYHUB_DATA_DIR"]) / "memoryhub.sqlite3"
+    with sqlite3.connect(path, timeout=30) as db:
+        try:
+            return db.execute(f"SELECT count(*) FROM {FACT_VECTORS.table}_rowids").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+
+def run_worker(env: dict[str, str], log: Path) -> subprocess.Popen:
+    """A real Celery worker on the phase's filesystem queue, concurrency 1."""
+    command = [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--loglevel",
+               "WARNING", "--concurrency", "1", "--pool", "prefork",
+               "--hostname", f"bench-{os.getpid()}@%h"]
+    with open(log, "ab") as out:
+        return subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=out, stderr=out,
+                                start_new_session=True)
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def phase_embeddings_off(facts: list[dict], batch: int, keep: bool) -> list[object]:
+    with temp_data_dir("memoryhub-bench-ingest-off-", keep=keep) as data_dir:
+        env = child_env(data_dir, embeddings=False, eager=False)
+        secret = prepare(env)
+        with gunicorn_server(env, log_path=data_dir / "gunicorn.log") as base:
+            seconds, per_batch = post_batches(base, secret, facts, batch)
+        return batch_rows("HTTP batch, embeddings off", seconds, per_batch, len(facts))
+
+
+def phase_direct(facts: list[dict], batch: int, actor) -> list[object]:
+    """fact_bulk_create in this process, on this process's (embeddings off) store."""
+    from facts.services import fact_bulk_create
+
+    per_batch = []
+    started = time.perf_counter()
+    for start in range(0, len(facts), batch):
+        sent = time.perf_counter()
+        results = fact_bulk_create(actor=actor, items=facts[start:start + batch])
+        created = sum(1 for r in results if r.created)
+        per_batch.append((time.perf_counter() - sent, created, len(results) - created))
+    seconds = time.perf_counter() - started
+    return batch_rows("fact_bulk_create in-process, embeddings off", seconds, per_batch,
+                      len(facts))
+
+
+def phase_embeddings_on(facts: list[dict], batch: int, mode: str, keep: bool) -> list[object]:
+    with temp_data_dir(f"memoryhub-bench-ingest-{mode}-", keep=keep) as data_dir:
+        env = child_env(data_dir, embeddings=True, eager=mode == "inline")
+        secret = prepare(env)
+        worker = run_worker(env, data_dir / "worker.log") if mode == "worker" else None
+        try:
+            with gunicorn_server(env, log_path=data_dir / "gunicorn.log") as base:
+                if worker is not None:
+                    # Let the worker boot (and load the model on a first task) off the clock.
+                    post_batches(base, secret, [{"content": "The bench warms the worker up."}],
+                                 1)
+                    while count_embedded(env) < 1:
+                        time.sleep(0.2)
+                start_count = count_embedded(env)
+                started = time.perf_counter()
+                _, per_batch = post_batches(base, secret, facts, batch)
+                while count_embedded(env) - start_count < len(facts):
+                    if worker is not None and worker.poll() is not None:
+                        raise RuntimeError(f"the worker exited; see {data_dir / 'worker.log'}")
+                    time.sleep(0.1)
+                seconds = time.perf_counter() - started
+        finally:
+            if worker is not None:
+                stop(worker)
+        label = ("HTTP batch + local embedder inline (eager task)" if mode == "inline"
+                 else "HTTP batch + local embedder on a Celery worker")
+        return batch_rows(label, seconds, per_batch, len(facts))
+
+
+def raw_embedder(texts: list[str]) -> float:
+    """The local embedder's own throughput on ``texts``, batch 64, after a warm-up."""
+    from memoryhub.embeddings import get_embedder
+
+    embedder = get_embedder(provider="local")
+    embedder.embed(texts[:EMBED_BATCH])
+    started = time.perf_counter()
+    for start in range(0, len(texts), EMBED_BATCH):
+        embedder.embed(texts[start:start + EMBED_BATCH])
+    return len(texts) / (time.perf_counter() - started)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Facts/s through POST /api/memories/batch with embeddings off and with "
+                    "the local embedder, beside the embedder's raw throughput.")
+    parser.add_argument("--facts", type=int, default=10_000,
+                        help="facts posted with embeddings off (default 10000)")
+    parser.add_argument("--embed-facts", type=int, default=2_000,
+                        help="facts posted with the embedder on (default 2000)")
+    parser.add_argument("--batch", type=int, default=500, help="facts per request (<= 1000)")
+    parser.add_argument("--embed-mode", default="inline,worker",
+                        help="comma-separated: inline (eager task in the request) and/or "
+                             "worker (a real Celery worker)")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--keep", action="store_true", help="keep the temp data dirs")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the phases and print one table."""
+    args = parse_args(argv)
+    modes = [m.strip() for m in args.embed_mode.split(",") if m.strip()]
+    if set(modes) - {"inline", "worker"}:
+        raise SystemExit("--embed-mode takes inline and/or worker")
+    if not api_available():
+        raise SystemExit("facts/api.py is not in this checkout: no batch endpoint to measure")
+    generator = FactGenerator(seed=args.seed)
+    everything = generator.unique_facts(2 * args.facts + args.embed_facts)
+    off_facts = everything[:args.facts]
+    direct_facts = everything[args.facts:2 * args.facts]
+    embed_facts = everything[2 * args.facts:]
+
+    print(f"ingest, {machine_note()}; batches of {args.batch}")
+    rows = [phase_embeddings_off(off_facts, args.batch, args.keep)]
+    with temp_data_dir("memoryhub-bench-ingest-direct-", keep=args.keep) as data_dir:
+        env = child_env(data_dir, embeddings=False, eager=False)
+        django_setup(env)
+        from facts.services import memory_config_get
+        from teams.services import Actor
+
+        memory_config_get()
+        user, _, _ = bench_user()
+        rows.append(phase_direct(direct_facts, args.batch, Actor(user=user)))
+
+        raw = raw_embedder([f["content"] for f in embed_facts])
+        rows.append(["local embedder alone: embed(), batch 64", raw, "", "", "", "", ""])
+        for mode in modes:
+            rows.append(phase_embeddings_on(embed_facts, args.batch, mode, args.keep))
+
+    for row in rows:
+        rate = row[1]
+        if row[0].startswith("HTTP batch, embeddings off"):
+            row.append(f">= {OFF_TARGET:,.0f}/s: " + ("met" if rate >= OFF_TARGET else "MISSED"))
+        elif "embedder" in row[0] and "alone" not in row[0]:
+            share = rate / raw
+            row.append(f"{share:.0%} of raw (>= {EMBED_SHARE_TARGET:.0%}): "
+                       + ("met" if share >= EMBED_SHARE_TARGET else "MISSED"))
+        else:
+            row.append("")
+    print_table(f"### ingestion ({machine_note()}; {args.facts:,} facts without and "
+                f"{args.embed_facts:,} with embeddings)",
+                ["path", "facts/s", "first 1/4", "last 1/4", "p50 ms/batch", "p95 ms/batch",
+                 "created / merged", "target"], rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,412 @@
+"""Recall latency of the fact store at 10k and 100k facts (1M with --million).
+
+    .venv/bin/python bench/recall_latency.py [--sizes 10000,100000] [--million]
+        [--queries 200] [--unique 20000] [--vector-cache FILE] [--no-http] [--keep]
+
+Everything runs in a temporary MEMORYHUB_DATA_DIR that is removed afterwards. One user
+owns every fact (private, personal project), so the whole store is the recall scope.
+
+Facts are sentences generated from templates over vocabularies of people, projects,
+tools, places and dates (see ``bench/_common.py``), with tags, importance, ages over
+the past year and access counts. Each fact's vector is the local embedder's embedding
+of that fact's own text. Embedding 100k sentences takes about 15 minutes on two cores,
+so the bench embeds a pool of ``--unique`` distinct sentences once (cached in the temp
+dir, or in ``--vector-cache`` across runs) and fact ``i`` is pool sentence
+``i % unique``: up to ``--unique`` facts every text is distinct; past it each text
+recurs (100k facts over a 20k pool: five copies each, with their own importance, age
+and access count). ``--unique 0`` makes every fact distinct.
+
+Rows are loaded in bulk (``bulk_create`` + ``FACT_FTS.upsert`` + ``FACT_VECTORS.upsert``
+per batch of 5,000), then for each size ~200 agent-style questions are timed through:
+the raw FTS5 MATCH and sqlite-vec KNN (the engine alone, as baselines), the candidate
+steps recall runs (FTS within scope, KNN within scope, the query embedding), recall
+with embeddings off (FTS-only), recall hybrid with touch off and on, and
+``POST /api/recall`` through a gunicorn started by the bench. Where the store outgrows
+exact vector search, recall@k of ``FACT_VECTORS.knn`` against brute-force numpy cosine
+over the same vectors is reported too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import (  # noqa: E402
+    FactGenerator,
+    Timing,
+    api_available,
+    bench_env,
+    bench_user,
+    django_setup,
+    gunicorn_server,
+    machine_note,
+    print_table,
+    temp_data_dir,
+)
+
+FILL_BATCH = 5_000
+EMBED_BATCH = 64
+CANDIDATES = 50  # what recall asks of each retriever
+WARMUP = 10
+SERVICE_P95_TARGET_MS = 30.0
+HTTP_P95_TARGET_MS = 50.0
+TARGET_SIZE = 100_000
+
+
+# --- Data ---------------------------------------------------------------------------------------
+
+
+def embed_texts(texts: Sequence[str], cache: Path) -> np.ndarray:
+    """Embeddings of ``texts`` by the local model, kept in the directory ``cache`` under a
+    name hashed from the texts, and read from there when present."""
+    from memoryhub.embeddings import get_embedder
+
+    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
+    path = cache / f"pool-{len(texts)}-{digest}.npy"
+    if path.exists():
+        print(f"vectors of {len(texts):,} sentences read from {path}")
+        return np.load(path)
+    embedder = get_embedder(provider="local")
+    started = time.perf_counter()
+    vectors = np.empty((len(texts), embedder.dim), dtype=np.float32)
+    for start in range(0, len(texts), EMBED_BATCH):
+        vectors[start:start + EMBED_BATCH] = embedder.embed(texts[start:start + EMBED_BATCH])
+        if start and start % (EMBED_BATCH * 100) == 0:
+            rate = start / (time.perf_counter() - started)
+            print(f"  embedded {start:,} / {len(texts):,} ({rate:.0f}/s)", flush=True)
+    seconds = time.perf_counter() - started
+    print(f"embedded {len(texts):,} distinct sentences in {seconds:.0f} s "
+          f"({len(texts) / seconds:.0f}/s)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+class Store:
+    """The benchmark's facts: what was inserted, and which pool sentence each one is."""
+
+    def __init__(self, *, user, pool: list[dict], vectors: np.ndarray, seed: int) -> None:
+        self.user = user
+        self.pool = pool
+        self.vectors = vectors
+        self.rng = np.random.default_rng(seed)
+        self.ids: list[int] = []
+        self.pool_index: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def fill_to(self, size: int) -> float:
+        """Insert facts until the store holds ``size``; returns seconds taken."""
+        from datetime import timedelta
+
+        from django.db import transaction
+        from django.utils import timezone
+
+        from facts.models import Fact
+        from facts.search import FACT_FTS, FACT_VECTORS, fts_values
+        from memoryhub.embeddings.local import MODEL_ID
+
+        started = time.perf_counter()
+        now = timezone.now()
+        while len(self.ids) < size:
+            first = len(self.ids)
+            count = min(FILL_BATCH, size - first)
+            indices = [(first + i) % len(self.pool) for i in range(count)]
+            ages = self.rng.exponential(60.0, count)  # days; most facts are recent
+            accesses = self.rng.geometric(0.3, count) - 1
+            rows = []
+            for index, age, accessed in zip(indices, ages, accesses, strict=True):
+                item = self.pool[index]
+                created = now - timedelta(days=float(min(age, 365.0)))
+                rows.append(Fact(
+                    owner=self.user, visibility="private", project="",
+                    content=item["content"], category=item["category"], tags=item["tags"],
+                    importance=float(self.rng.uniform(0.2, 0.95)),
+                    source_excerpt=item["content"][:200], access_count=int(accessed),
+                    last_accessed_at=created + timedelta(days=1) if accessed else None,
+                    created_by=self.user, embedding_model=MODEL_ID,
+                    created_at=created, updated_at=created, valid_from=created,
+                ))
+            with transaction.atomic():
+                Fact.objects.bulk_create(rows, batch_size=500)
+                FACT_FTS.upsert((f.pk, fts_values(f.content, f.tags)) for f in rows)
+                FACT_VECTORS.upsert(((f.pk, self.vectors[i]) for f, i in
+                                     zip(rows, indices, strict=True)), model=MODEL_ID)
+            self.ids.extend(f.pk for f in rows)
+            self.pool_index.extend(indices)
+            if len(self.ids) % 50_000 == 0:
+                print(f"  {len(self.ids):,} facts", flush=True)
+        return time.perf_counter() - started
+
+
+# --- Timed operations ---------------------------------------------------------------------------
+
+
+def timed(operation: Callable[[int], object], n: int) -> Timing:
+    """Run ``operation(i)`` for i in 0..n-1 after a few warm-up calls; time each call."""
+    for i in range(min(WARMUP, n)):
+        operation(i)
+    samples = []
+    for i in range(n):
+        started = time.perf_counter()
+        operation(i)
+        samples.append(time.perf_counter() - started)
+    return Timing.of(samples)
+
+
+def raw_fts(match: str) -> list:
+    """The FTS5 query alone, unscoped: the floor under every keyword path.
+
+    Raw SQL outside ``memoryhub/search`` on purpose: this baseline measures the engine
+    beneath the search core."""
+    from django.db import connection
+
+    from facts.search import FACT_FTS
+
+    table = FACT_FTS.table
+    weights = ", ".join(map(str, FACT_FTS.weights))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s "
+                       f"ORDER BY bm25({table}, {weights}) LIMIT %s", [match, CANDIDATES])
+        return cursor.fetchall()
+
+
+def raw_knn(vector: np.ndarray, *, bits: bool = False) -> list:
+    """sqlite-vec KNN alone, unscoped: exact over the float32 table, or over the sign
+    bits (k = 4 x candidates, as the coarse pass asks). Raw SQL for the same reason as
+    ``raw_fts``."""
+    from django.db import connection
+
+    from facts.search import FACT_VECTORS
+
+    blob = np.asarray(vector, dtype="<f4").tobytes()
+    if bits:
+        sql = (f"SELECT rowid FROM {FACT_VECTORS.bits_table} "
+               "WHERE embedding MATCH vec_quantize_binary(%s) AND k = %s")
+        k = CANDIDATES * 4
+    else:
+        sql = f"SELECT rowid FROM {FACT_VECTORS.table} WHERE embedding MATCH %s AND k = %s"
+        k = CANDIDATES
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [blob, k])
+        return cursor.fetchall()
+
+
+def set_embeddings(enabled: bool) -> None:
+    """Switch embeddings on or off in the settings row (read on every recall, by the
+    bench process and the server alike)."""
+    from facts.models import MemoryConfig
+
+    MemoryConfig.objects.filter(pk=1).update(embeddings_enabled=enabled)
+
+
+def knn_recall_at(store: Store, queries: np.ndarray, k: int) -> tuple[float, float]:
+    """Mean share of the exact top ``k`` (brute-force cosine in numpy over the same
+    vectors) that ``FACT_VECTORS.knn`` returns, and the worst query's share. Ties count:
+    a returned row as similar as the exact k-th is a hit (copies of one sentence tie)."""
+    from facts.recall import recall_scope
+    from facts.search import FACT_VECTORS
+
+    scope = recall_scope(user=store.user, project=None)
+    position = {fact_id: i for i, fact_id in enumerate(store.ids)}
+    pool_index = np.asarray(store.pool_index)
+    shares = []
+    for query in queries:
+        similarities = (store.vectors @ query)[pool_index]
+        kth = np.partition(similarities, -k)[-k]
+        hits = FACT_VECTORS.knn(query, k=k, within=scope)
+        found = sum(1 for h in hits if similarities[position[h.id]] >= kth - 1e-5)
+        shares.append(found / k)
+    return float(np.mean(shares)), float(np.min(shares))
+
+
+def measure(store: Store, *, questions: list[str], query_vectors: np.ndarray, actor,
+            secret: str, env: dict[str, str], http: bool, log_dir: Path) -> list[list]:
+    """Time every path for the store's current size; returns table rows."""
+    import httpx
+
+    from facts.recall import fact_recall, recall_scope
+    from facts.search import FACT_FTS, FACT_VECTORS
+    from memoryhub.embeddings import get_embedder
+    from memoryhub.search import match_any
+
+    n = len(questions)
+    matches = [match_any(q) for q in questions]
+    embedder = get_embedder(provider="local")
+    timings: dict[str, Timing] = {}
+
+    timings["raw_fts"] = timed(lambda i: raw_fts(matches[i]), n)
+    timings["raw_knn"] = timed(lambda i: raw_knn(query_vectors[i]), n)
+    timings["raw_bits"] = timed(lambda i: raw_knn(query_vectors[i], bits=True), n)
+    timings["embed"] = timed(lambda i: embedder.embed([questions[i]]), n)
+
+    def scope():
+        return recall_scope(user=actor.user, project=None)
+
+    timings["fts_scope"] = timed(
+        lambda i: FACT_FTS.search(matches[i], limit=CANDIDATES, within=scope()), n)
+    timings["knn_scope"] = timed(
+        lambda i: FACT_VECTORS.knn(query_vectors[i], k=CANDIDATES, within=scope()), n)
+
+    set_embeddings(False)
+    try:
+        timings["recall_fts"] = timed(
+            lambda i: fact_recall(actor=actor, query=questions[i], touch=False), n)
+    finally:
+        set_embeddings(True)
+    modes = {fact_recall(actor=actor, query=questions[0], touch=False).mode}
+    timings["recall"] = timed(
+        lambda i: fact_recall(actor=actor, query=questions[i], touch=False), n)
+    timings["recall_touch"] = timed(
+        lambda i: fact_recall(actor=actor, query=questions[i], touch=True), n)
+
+    if http:
+        with gunicorn_server(env, log_path=log_dir / "gunicorn.log") as base, httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=30
+        ) as client:
+            def post(i: int) -> None:
+                response = client.post("/api/recall", json={"query": questions[i]})
+                response.raise_for_status()
+                modes.add(response.json()["mode"])
+
+            timings["http"] = timed(post, n)
+            set_embeddings(False)
+            try:
+                timings["http_fts"] = timed(post, n)
+            finally:
+                set_embeddings(True)
+    if modes - {"hybrid", "keyword"}:
+        raise RuntimeError(f"unexpected recall modes {modes}")
+
+    raw_hybrid = timings["raw_fts"].p50 + timings["embed"].p50 + timings["raw_knn"].p50
+    size = len(store)
+
+    def target(key: str, limit: float) -> str:
+        if size != TARGET_SIZE:
+            return ""
+        return f"p95 <= {limit:g}: " + ("met" if timings[key].p95 <= limit else "MISSED")
+
+    plan = [
+        ("baseline: FTS5 MATCH alone (raw, unscoped, top 50)", "raw_fts", None, ""),
+        ("baseline: sqlite-vec exact KNN alone (raw float32, unscoped, k 50)", "raw_knn",
+         None, ""),
+        ("baseline: sqlite-vec bit KNN alone (raw sign bits, unscoped, k 200)", "raw_bits",
+         None, ""),
+        ("baseline: embed the query (local MiniLM, one sentence)", "embed", None, ""),
+        ("step: FACT_FTS.search within recall scope (top 50)", "fts_scope", "raw_fts", ""),
+        ("vector-only: FACT_VECTORS.knn within recall scope (k 50)", "knn_scope", "raw_knn",
+         ""),
+        ("FTS-only: fact_recall, embeddings off", "recall_fts", "raw_fts", ""),
+        ("hybrid: fact_recall, touch=False", "recall", "hybrid", target("recall",
+                                                                        SERVICE_P95_TARGET_MS)),
+        ("hybrid: fact_recall, touch=True", "recall_touch", "hybrid",
+         target("recall_touch", SERVICE_P95_TARGET_MS)),
+        ("hybrid: POST /api/recall over HTTP", "http", "hybrid",
+         target("http", HTTP_P95_TARGET_MS)),
+        ("FTS-only: POST /api/recall over HTTP", "http_fts", "raw_fts", ""),
+    ]
+    rows = []
+    for label, key, baseline, verdict in plan:
+        if key not in timings:
+            continue
+        t = timings[key]
+        base = raw_hybrid if baseline == "hybrid" else (
+            timings[baseline].p50 if baseline in timings else None)
+        ratio = f"{t.p50 / base:.1f}x" if base else ""
+        rows.append([label, t.p50, t.p95, t.mean, ratio, verdict])
+    return rows
+
+
+# --- Main ---------------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Recall latency of the fact store at 10k and 100k facts (1M with "
+                    "--million): service, HTTP, FTS-only, vector-only, beside raw "
+                    "FTS5 / sqlite-vec baselines.",
+        epilog="The 'x raw p50' column divides each p50 by its baseline's p50: raw FTS5 "
+               "for keyword paths, raw exact KNN for vector paths, and raw FTS5 + query "
+               "embedding + raw exact KNN for hybrid paths.")
+    parser.add_argument("--sizes", default="10000,100000",
+                        help="comma-separated store sizes, filled in order (default "
+                             "10000,100000)")
+    parser.add_argument("--million", action="store_true", help="also measure at 1,000,000")
+    parser.add_argument("--queries", type=int, default=200, help="timed queries per path")
+    parser.add_argument("--unique", type=int, default=20_000,
+                        help="distinct sentences embedded and cycled through (0 = every "
+                             "fact distinct; default 20000)")
+    parser.add_argument("--vector-cache", type=Path, default=None,
+                        help="directory keeping the pool's vectors across runs; default: "
+                             "the temp dir, dropped afterwards")
+    parser.add_argument("--recall-queries", type=int, default=200,
+                        help="queries for the KNN recall@k check")
+    parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurements")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--keep", action="store_true", help="keep the temp data dir")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Fill, measure and print one table per size."""
+    args = parse_args(argv)
+    sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()}
+                   | ({1_000_000} if args.million else set()))
+    unique = args.unique or sizes[-1]
+    with temp_data_dir("memoryhub-bench-recall-", keep=args.keep) as data_dir:
+        env = bench_env(data_dir, MEMORYHUB_EMBEDDINGS_ENABLED="true")
+        django_setup(env)
+        from facts.services import memory_config_get
+
+        config = memory_config_get()
+        assert config.embeddings_enabled and not config.max_active_facts
+        user, actor, secret = bench_user()
+        http = not args.no_http and api_available()
+
+        generator = FactGenerator(seed=args.seed)
+        pool = generator.unique_facts(min(unique, sizes[-1]))
+        vectors = embed_texts([f["content"] for f in pool],
+                              args.vector_cache or data_dir / "vectors")
+        questions = generator.questions(args.queries)
+        from memoryhub.embeddings import get_embedder
+
+        query_vectors = get_embedder(provider="local").embed(questions)
+        check_questions = generator.questions(args.recall_queries)
+        check_vectors = get_embedder(provider="local").embed(check_questions)
+
+        print(f"\nrecall latency, {machine_note()}; {args.queries} queries per row, "
+              f"{len(pool):,} distinct sentences")
+        store = Store(user=user, pool=pool, vectors=vectors, seed=args.seed)
+        for size in sizes:
+            seconds = store.fill_to(size)
+            print(f"\nfilled to {size:,} facts in {seconds:.1f} s")
+            rows = measure(store, questions=questions, query_vectors=query_vectors,
+                           actor=actor, secret=secret, env=env, http=http, log_dir=data_dir)
+            copies = f", each text x{size / len(pool):.0f}" if size > len(pool) else ""
+            print_table(f"### {size:,} facts in one scope{copies} ({machine_note()})",
+                        ["path", "p50 ms", "p95 ms", "mean ms", "x raw p50", "target"], rows)
+            from memoryhub.search.vectors import EXACT_SCAN_LIMIT
+
+            if size > EXACT_SCAN_LIMIT:
+                at10 = knn_recall_at(store, check_vectors, 10)
+                at50 = knn_recall_at(store, check_vectors, CANDIDATES)
+                print_table(f"### FACT_VECTORS.knn vs exact numpy cosine, {size:,} facts, "
+                            f"{len(check_vectors)} queries",
+                            ["k", "mean recall@k", "worst query"],
+                            [[10, *at10], [CANDIDATES, *at50]])
+        if not http:
+            print("\n(HTTP rows skipped: " + ("--no-http" if args.no_http
+                                               else "facts/api.py not in this checkout") + ")")
+
+
+if __name__ == "__main__":
+    main()
