@@ -43,9 +43,7 @@ def _fast_password_hashing(settings) -> None:
 @pytest.fixture
 def make_user(django_user_model) -> Callable:
     def make(username: str, **extra: object):
-        return django_user_model.objects.create_user(
-            username=username, password=PASSWORD, **extra
-        )
+        return django_user_model.objects.create_user(username=username, password=PASSWORD, **extra)
 
     return make
 
@@ -122,10 +120,16 @@ def make_token() -> Callable:
     """Create an agent token; returns (token, secret)."""
     from teams.services import Actor, agent_token_create
 
-    def make(user, name: str = "agent", scopes: tuple[str, ...] = ("read", "write"),
-             fleet: str = "", role: str = ""):
-        return agent_token_create(actor=Actor(user=user), name=name, scopes=list(scopes),
-                                  fleet=fleet, role=role)
+    def make(
+        user,
+        name: str = "agent",
+        scopes: tuple[str, ...] = ("read", "write"),
+        fleet: str = "",
+        role: str = "",
+    ):
+        return agent_token_create(
+            actor=Actor(user=user), name=name, scopes=list(scopes), fleet=fleet, role=role
+        )
 
     return make
 
@@ -160,10 +164,28 @@ class WorkerProcess:
         self.queue = queue
         self.log = Path(env["MEMORYHUB_DATA_DIR"]) / f"worker-{queue}.log"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool", "solo",
-             "--loglevel", "INFO", "--queues", queue, "--hostname", f"{queue}@%h",
-             "--without-gossip", "--without-mingle"],
-            cwd=REPO_ROOT, env=env, stdout=self.log.open("w"), stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "memoryhub",
+                "worker",
+                "--pool",
+                "solo",
+                "--loglevel",
+                "INFO",
+                "--queues",
+                queue,
+                "--hostname",
+                f"{queue}@%h",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=self.log.open("w"),
+            stderr=subprocess.STDOUT,
         )
 
     def output(self) -> str:
@@ -219,8 +241,7 @@ def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
 
     def start(redis_url: str = "") -> WorkerProcess:
         queue = f"test-{uuid.uuid4().hex[:10]}"
-        worker = WorkerProcess(env=worker_env(data_dir=tmp_path, redis_url=redis_url),
-                               queue=queue)
+        worker = WorkerProcess(env=worker_env(data_dir=tmp_path, redis_url=redis_url), queue=queue)
         started.append(worker)
         worker.wait_ready()
         return worker
@@ -251,9 +272,15 @@ def browser():
         instance = playwright.chromium.launch(
             executable_path=path,
             headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
         )
         yield instance
         instance.close()

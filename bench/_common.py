@@ -124,7 +124,7 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[obje
 
     def line(row: Sequence[str]) -> str:
         return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                 for i, (c, w) in enumerate(zip(row, widths))) + " |"
+                                 for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |"
 
     print()
     print(title)
@@ -165,15 +165,16 @@ def gunicorn_server(env: dict[str, str], *, workers: int = 1, threads: int = 4,
     import httpx
 
     port = free_port()
-    log = open(log_path, "ab") if log_path else subprocess.DEVNULL
     command = [sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application",
                "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
                "--threads", str(threads), "--timeout", "300"]
-    # Its own session, so stopping it reaches its worker too and nothing else.
-    process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=log,
-                               start_new_session=True)
     base = f"http://127.0.0.1:{port}"
-    try:
+    with contextlib.ExitStack() as stack:
+        log = stack.enter_context(open(log_path, "ab")) if log_path else subprocess.DEVNULL
+        # Its own session, so stopping it reaches its worker too and nothing else.
+        process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=log,
+                                   start_new_session=True)
+        stack.callback(stop_process_group, process)
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
@@ -189,16 +190,17 @@ def gunicorn_server(env: dict[str, str], *, workers: int = 1, threads: int = 4,
                 raise RuntimeError("gunicorn did not answer within 60 s")
             time.sleep(0.2)
         yield base
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        if log_path:
-            log.close()
+
+
+def stop_process_group(process: subprocess.Popen) -> None:
+    """Stop a process started in its own session, with its children."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def api_available() -> bool:

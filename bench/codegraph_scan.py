@@ -117,8 +117,7 @@ def run(work: Path, args: argparse.Namespace) -> None:
         seconds, _ = timed(code_project_scan, project_id=project.pk)
         full = min(full, seconds)
     project.refresh_from_db()
-    unchanged = min(timed(code_project_scan, project_id=project.pk)[0]
-                    for _ in range(args.repeat))
+    unchanged = min(timed(code_project_scan, project_id=project.pk)[0] for _ in range(args.repeat))
     edited = root / "contrib" / "auth" / "views.py"
     changed = float("inf")
     for round_number in range(args.repeat):
@@ -146,14 +145,19 @@ def run(work: Path, args: argparse.Namespace) -> None:
             seconds, output = run_ctags(root)
             ctags = min(ctags, seconds)
         expected = ctags_entries(output, root)
-        ours = set(Symbol.objects.filter(project=project, file__language="python")
-                   .values_list("file__path", "name", "line"))
+        ours = set(
+            Symbol.objects.filter(project=project, file__language="python").values_list(
+                "file__path", "name", "line"
+            )
+        )
         found = expected & ours
         share = 100.0 * len(found) / len(expected) if expected else 100.0
         print(f"ctags         {ctags:.3f} s  (definitions only, best of {args.repeat})")
         print(f"ratio         {full / ctags:.2f}x ctags  (target <= 3x)")
-        print(f"agreement     {share:.2f}%  ({len(found)} of {len(expected)} ctags entries; "
-              "target >= 99%)")
+        print(
+            f"agreement     {share:.2f}%  ({len(found)} of {len(expected)} ctags entries; "
+            "target >= 99%)"
+        )
         for path, name, line in sorted(expected - ours)[: args.misses]:
             print(f"  missing     {path}:{line} {name}")
 

@@ -37,7 +37,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import (  # noqa: E402
+from bench._common import (
     REPO_ROOT,
     FactGenerator,
     Timing,
@@ -48,6 +48,7 @@ from bench._common import (  # noqa: E402
     gunicorn_server,
     machine_note,
     print_table,
+    stop_process_group,
     temp_data_dir,
 )
 
@@ -134,16 +135,6 @@ def run_worker(env: dict[str, str], log: Path) -> subprocess.Popen:
                                 start_new_session=True)
 
 
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
 def phase_embeddings_off(facts: list[dict], batch: int, keep: bool) -> list[object]:
     with temp_data_dir("memoryhub-bench-ingest-off-", keep=keep) as data_dir:
         env = child_env(data_dir, embeddings=False, eager=False)
@@ -192,7 +183,7 @@ def phase_embeddings_on(facts: list[dict], batch: int, mode: str, keep: bool) ->
                 seconds = time.perf_counter() - started
         finally:
             if worker is not None:
-                stop(worker)
+                stop_process_group(worker)
         label = ("HTTP batch + local embedder inline (eager task)" if mode == "inline"
                  else "HTTP batch + local embedder on a Celery worker")
         return batch_rows(label, seconds, per_batch, len(facts))

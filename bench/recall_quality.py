@@ -55,8 +55,9 @@ def load_conversation(user, turns: list[tuple[str, str]]) -> dict[int, set[str]]
     from facts.services import fact_bulk_create, facts_embed
     from teams.services import Actor
 
-    results = fact_bulk_create(actor=Actor(user=user),
-                               items=[{"content": text[:2000]} for _, text in turns])
+    results = fact_bulk_create(
+        actor=Actor(user=user), items=[{"content": text[:2000]} for _, text in turns]
+    )
     holds: dict[int, set[str]] = {}
     for (dia_id, _), result in zip(turns, results, strict=True):
         holds.setdefault(result.fact.pk, set()).add(dia_id)
@@ -114,36 +115,60 @@ def main() -> None:
                 if category not in CATEGORIES or not evidence:
                     continue
                 t0 = time.perf_counter()
-                result = fact_recall(actor=actor, query=qa["question"], max_items=10,
-                                     char_budget=100_000, touch=False)
+                result = fact_recall(
+                    actor=actor,
+                    query=qa["question"],
+                    max_items=10,
+                    char_budget=100_000,
+                    touch=False,
+                )
                 latencies.append((time.perf_counter() - t0) * 1000)
                 hybrid = [item.fact.pk for item in result.items]
-                bm25 = [h.id for h in FACT_FTS.search(match_any(qa["question"]), limit=10,
-                                                      within=scope)]
-                vector = [h.id for h in FACT_VECTORS.knn(
-                    embedder.embed([qa["question"]])[0], k=10, within=scope)]
-                for name, ranked in (("memoryhub recall", hybrid), ("bm25 baseline", bm25),
-                                     ("vector only", vector)):
+                bm25 = [
+                    h.id for h in FACT_FTS.search(match_any(qa["question"]), limit=10, within=scope)
+                ]
+                vector = [
+                    h.id
+                    for h in FACT_VECTORS.knn(
+                        embedder.embed([qa["question"]])[0], k=10, within=scope
+                    )
+                ]
+                for name, ranked in (
+                    ("memoryhub recall", hybrid),
+                    ("bm25 baseline", bm25),
+                    ("vector only", vector),
+                ):
                     for label in (CATEGORIES[category], "all"):
                         bucket = rows.setdefault(name, {}).setdefault(label, [])
-                        bucket.append((*score(ranked, holds, evidence, 5),
-                                       *score(ranked, holds, evidence, 10)))
+                        bucket.append(
+                            (
+                                *score(ranked, holds, evidence, 5),
+                                *score(ranked, holds, evidence, 10),
+                            )
+                        )
         elapsed = time.perf_counter() - started
         questions = len(rows["memoryhub recall"]["all"])
-        print(f"\nLoCoMo retrieval: {len(files)} conversations, {Fact.objects.count()} facts, "
-              f"{questions} questions, {elapsed:.0f} s\n")
+        print(
+            f"\nLoCoMo retrieval: {len(files)} conversations, {Fact.objects.count()} facts, "
+            f"{questions} questions, {elapsed:.0f} s\n"
+        )
         labels = ["all", *CATEGORIES.values()]
         print("| retriever | metric | " + " | ".join(labels) + " |")
         print("|---|---|" + "---|" * len(labels))
         for name, buckets in rows.items():
             for index, metric in enumerate(("R@5", "Hit@5", "R@10", "Hit@10")):
-                cells = [f"{statistics.mean(v[index] for v in buckets[label]):.3f}"
-                         if buckets.get(label) else "-" for label in labels]
+                cells = [
+                    f"{statistics.mean(v[index] for v in buckets[label]):.3f}"
+                    if buckets.get(label)
+                    else "-"
+                    for label in labels
+                ]
                 print(f"| {name} | {metric} | " + " | ".join(cells) + " |")
         latencies.sort()
         p95 = latencies[int(len(latencies) * 0.95) - 1]
-        print(f"\nrecall service latency: p50 {statistics.median(latencies):.1f} ms, "
-              f"p95 {p95:.1f} ms")
+        print(
+            f"\nrecall service latency: p50 {statistics.median(latencies):.1f} ms, p95 {p95:.1f} ms"
+        )
         print("target: R@10 >= 0.85, R@5 >= 0.78, no category below 0.55, p95 < 30 ms")
 
 

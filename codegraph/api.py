@@ -25,16 +25,30 @@ router = Router(tags=["codegraph"])
 
 def project_as_dict(p: CodeProject) -> dict[str, Any]:
     return {
-        "id": p.pk, "name": p.name, "root_path": p.root_path,
-        "owner": p.owner.get_username(), "visibility": p.visibility,
-        "team": p.team.name if p.team_id else None, "project": p.project,
-        "state": p.state, "files_total": p.files_total, "files_done": p.files_done,
-        "progress": p.progress_percent, "started_at": p.started_at,
-        "finished_at": p.finished_at, "error": p.error, "warning": p.warning,
-        "files": p.file_count, "skipped": p.skipped_count, "symbols": p.symbol_count,
-        "imports": p.import_count, "calls": p.call_count,
-        "languages": [{"language": language, **counts}
-                      for language, counts in sorted(p.language_counts.items())],
+        "id": p.pk,
+        "name": p.name,
+        "root_path": p.root_path,
+        "owner": p.owner.get_username(),
+        "visibility": p.visibility,
+        "team": p.team.name if p.team_id else None,
+        "project": p.project,
+        "state": p.state,
+        "files_total": p.files_total,
+        "files_done": p.files_done,
+        "progress": p.progress_percent,
+        "started_at": p.started_at,
+        "finished_at": p.finished_at,
+        "error": p.error,
+        "warning": p.warning,
+        "files": p.file_count,
+        "skipped": p.skipped_count,
+        "symbols": p.symbol_count,
+        "imports": p.import_count,
+        "calls": p.call_count,
+        "languages": [
+            {"language": language, **counts}
+            for language, counts in sorted(p.language_counts.items())
+        ],
     }
 
 
@@ -43,8 +57,12 @@ def scan(request: HttpRequest, payload: ScanIn) -> Status:
     """Create the project (or point your existing one of that name at the folder) and
     queue its scan. Poll ``GET /projects/{id}`` for progress."""
     project = services.code_project_scan_request(
-        actor=Actor.from_request(request), name=payload.name, path=payload.path,
-        team=payload.team, visibility=payload.visibility, project=payload.project or "",
+        actor=Actor.from_request(request),
+        name=payload.name,
+        path=payload.path,
+        team=payload.team,
+        visibility=payload.visibility,
+        project=payload.project or "",
         exclude=payload.exclude,
     )
     return Status(202, {"id": project.pk, "name": project.name, "state": project.state})
@@ -67,8 +85,7 @@ def get_project(request: HttpRequest, project_id: int) -> dict[str, Any]:
 def rescan_project(request: HttpRequest, project_id: int) -> Status:
     """Queue a rescan (incremental: only changed files are parsed again)."""
     project = selectors.code_project_get_visible(user=request.user, project_id=project_id)
-    project = services.code_project_rescan(actor=Actor.from_request(request),
-                                           code_project=project)
+    project = services.code_project_rescan(actor=Actor.from_request(request), code_project=project)
     return Status(202, {"id": project.pk, "name": project.name, "state": project.state})
 
 
@@ -81,45 +98,82 @@ def delete_project(request: HttpRequest, project_id: int) -> Status:
 
 
 @router.get("/query", response=QueryOut, auth=read_auth)
-def query(request: HttpRequest, q: str, project: str | None = None, kind: str | None = None,
-          mode: str = "fuzzy", limit: int = 20) -> dict[str, Any]:
+def query(
+    request: HttpRequest,
+    q: str,
+    project: str | None = None,
+    kind: str | None = None,
+    mode: str = "fuzzy",
+    limit: int = 20,
+) -> dict[str, Any]:
     """Symbols by name: ``mode`` exact, prefix or fuzzy (ranked words, then substring)."""
-    hits = selectors.symbol_find(user=request.user, query=q, project=project, kind=kind,
-                                 mode=mode, limit=limit)
-    items = [{"kind": h.kind, "name": h.name, "qualified_name": h.qualified_name,
-              "file": h.path, "line": h.line, "end_line": h.end_line,
-              "signature": h.signature, "project": h.project, "text": h.as_line()}
-             for h in hits]
+    hits = selectors.symbol_find(
+        user=request.user, query=q, project=project, kind=kind, mode=mode, limit=limit
+    )
+    items = [
+        {
+            "kind": h.kind,
+            "name": h.name,
+            "qualified_name": h.qualified_name,
+            "file": h.path,
+            "line": h.line,
+            "end_line": h.end_line,
+            "signature": h.signature,
+            "project": h.project,
+            "text": h.as_line(),
+        }
+        for h in hits
+    ]
     return {"items": items, "count": len(items)}
 
 
 @router.get("/callers", response=CallersOut, auth=read_auth)
-def callers(request: HttpRequest, symbol: str, project: str | None = None,
-            limit: int = 200) -> dict[str, Any]:
+def callers(
+    request: HttpRequest, symbol: str, project: str | None = None, limit: int = 200
+) -> dict[str, Any]:
     """Call sites of a symbol (dotted like ``django.contrib.auth.login`` or bare),
     resolved through imports and aliases."""
-    result = selectors.symbol_callers(user=request.user, symbol=symbol, project=project,
-                                      limit=limit)
-    items = [{"file": c.path, "line": c.line, "caller": c.caller, "receiver": c.receiver,
-              "callee": c.callee, "project": c.project, "text": c.as_line()}
-             for c in result.calls]
-    return {"symbol": result.symbol, "targets": result.targets, "items": items,
-            "count": len(items)}
+    result = selectors.symbol_callers(
+        user=request.user, symbol=symbol, project=project, limit=limit
+    )
+    items = [
+        {
+            "file": c.path,
+            "line": c.line,
+            "caller": c.caller,
+            "receiver": c.receiver,
+            "callee": c.callee,
+            "project": c.project,
+            "text": c.as_line(),
+        }
+        for c in result.calls
+    ]
+    return {"symbol": result.symbol, "targets": result.targets, "items": items, "count": len(items)}
 
 
 def _import_dict(hit: selectors.ImportHit) -> dict[str, Any]:
-    return {"file": hit.path, "line": hit.line, "module": hit.module, "name": hit.name,
-            "alias": hit.alias, "target": hit.target_path, "text": hit.as_line()}
+    return {
+        "file": hit.path,
+        "line": hit.line,
+        "module": hit.module,
+        "name": hit.name,
+        "alias": hit.alias,
+        "target": hit.target_path,
+        "text": hit.as_line(),
+    }
 
 
 @router.get("/imports", response=ImportsOut, auth=read_auth)
 def imports(request: HttpRequest, file: str, project: str | None = None) -> dict[str, Any]:
     """A file's imports (resolved to project files where possible) and its importers."""
     result = selectors.file_imports(user=request.user, file=file, project=project)
-    return {"file": result.file.path, "project": result.project,
-            "language": result.file.language,
-            "imports": [_import_dict(h) for h in result.imports],
-            "importers": [_import_dict(h) for h in result.importers]}
+    return {
+        "file": result.file.path,
+        "project": result.project,
+        "language": result.file.language,
+        "imports": [_import_dict(h) for h in result.imports],
+        "importers": [_import_dict(h) for h in result.importers],
+    }
 
 
 @router.get("/stats", response=list[StatsOut], auth=read_auth)

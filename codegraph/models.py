@@ -81,8 +81,9 @@ class CodeProject(ScopedModel):
 class SourceFile(models.Model):
     """One file of a project, as last seen by a scan (skipped files included)."""
 
-    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="files",
-                                db_index=False)  # the unique (project, path) serves
+    project = models.ForeignKey(
+        CodeProject, on_delete=models.CASCADE, related_name="files", db_index=False
+    )  # the unique (project, path) serves
     path = models.CharField(max_length=1024)  # relative to the root, with "/" separators
     module = models.CharField(max_length=1024, blank=True, default="")  # dotted, Python only
     language = models.CharField(max_length=32)
@@ -107,8 +108,9 @@ class Symbol(models.Model):
     """A definition: function, method, class, struct, interface, constant..."""
 
     # No index of its own: the composite indexes below start with the project.
-    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="+",
-                                db_index=False)
+    project = models.ForeignKey(
+        CodeProject, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     file = models.ForeignKey(SourceFile, on_delete=models.CASCADE, related_name="symbols")
     name = models.CharField(max_length=255)
     qualified_name = models.CharField(max_length=1024)
@@ -131,8 +133,9 @@ class ImportRef(models.Model):
     imports resolved); ``target_file`` the project file it refers to, when there is one."""
 
     # No index of its own: the composite indexes below start with the project.
-    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="+",
-                                db_index=False)
+    project = models.ForeignKey(
+        CodeProject, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     file = models.ForeignKey(SourceFile, on_delete=models.CASCADE, related_name="imports")
     module = models.CharField(max_length=1024)
     name = models.CharField(max_length=255, blank=True, default="")
@@ -156,8 +159,9 @@ class CallRef(models.Model):
     """A call site: ``receiver.callee(...)`` inside ``caller`` (qualified, "" = module)."""
 
     # No index of its own: the composite indexes below start with the project.
-    project = models.ForeignKey(CodeProject, on_delete=models.CASCADE, related_name="+",
-                                db_index=False)
+    project = models.ForeignKey(
+        CodeProject, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     file = models.ForeignKey(SourceFile, on_delete=models.CASCADE, related_name="calls")
     callee = models.CharField(max_length=255)
     receiver = models.CharField(max_length=1024, blank=True, default="")

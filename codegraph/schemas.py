@@ -7,13 +7,19 @@ from ninja import Field, Schema
 
 class ScanIn(Schema):
     name: str = Field(..., description="Project name (unique among your projects)")
-    path: str = Field(..., description="Absolute folder path on the server, inside an "
-                                       "allowed root (CODEGRAPH_ALLOWED_ROOTS)")
+    path: str = Field(
+        ...,
+        description="Absolute folder path on the server, inside an "
+        "allowed root (CODEGRAPH_ALLOWED_ROOTS)",
+    )
     project: str | None = Field(None, description="Project scope key; '' = personal")
     visibility: str | None = Field(None, description="private, team or global; default: yours")
     team: str | int | None = Field(None, description="Team name or id; default: your active team")
-    exclude: list[str] | None = Field(None, description="More folder names to skip (besides "
-                                      "node_modules, build, dist, vendor, hidden ...)")
+    exclude: list[str] | None = Field(
+        None,
+        description="More folder names to skip (besides "
+        "node_modules, build, dist, vendor, hidden ...)",
+    )
 
 
 class ScanOut(Schema):

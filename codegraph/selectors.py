@@ -26,8 +26,9 @@ MAX_LIMIT = 500
 
 def code_project_list_visible(*, user) -> QuerySet[CodeProject]:
     """Projects ``user`` may see, by name."""
-    return CodeProject.objects.visible_to(user).select_related("owner", "team").order_by(
-        "name", "pk")
+    return (
+        CodeProject.objects.visible_to(user).select_related("owner", "team").order_by("name", "pk")
+    )
 
 
 def code_project_get_visible(*, user, project_id: int) -> CodeProject:
@@ -93,8 +94,19 @@ class SymbolHit:
 
 def _symbol_hits(queryset: QuerySet[Symbol], order: list[int] | None = None) -> list[SymbolHit]:
     rows = queryset.values_list(
-        "id", "kind", "name", "qualified_name", "file__path", "line", "end_line", "signature",
-        "project__name", "project_id", "file_id", "file__module")
+        "id",
+        "kind",
+        "name",
+        "qualified_name",
+        "file__path",
+        "line",
+        "end_line",
+        "signature",
+        "project__name",
+        "project_id",
+        "file_id",
+        "file__module",
+    )
     hits = [SymbolHit(*row) for row in rows]
     if order is not None:
         rank = {pk: i for i, pk in enumerate(order)}
@@ -150,8 +162,11 @@ def symbol_find(
     order = [hit.id for hit in ranked]
     hits = _symbol_hits(base.filter(pk__in=order), order=order)
     if len(hits) < limit:
-        more = (base.filter(name__icontains=query).exclude(pk__in=order)
-                .order_by(*ordering)[:limit - len(hits)])
+        more = (
+            base.filter(name__icontains=query)
+            .exclude(pk__in=order)
+            .order_by(*ordering)[: limit - len(hits)]
+        )
         hits.extend(_symbol_hits(more))
     return hits
 
@@ -192,48 +207,61 @@ def _symbol_targets(project_ids: list[int], symbol: str) -> list[tuple[str, str]
             if files.filter(module=module).exists():
                 return [(module, ".".join(parts[cut:]))]
         return [(".".join(parts[:-1]), parts[-1])]  # defined outside the project
-    rows = (Symbol.objects.filter(project_id__in=project_ids, name=symbol,
-                                  file__language="python")
-            .values_list("file__module", "qualified_name").distinct())
+    rows = (
+        Symbol.objects.filter(project_id__in=project_ids, name=symbol, file__language="python")
+        .values_list("file__module", "qualified_name")
+        .distinct()
+    )
     return sorted({(module, qualified) for module, qualified in rows if module}) or [("", symbol)]
 
 
-def _bindings(project_ids: list[int], module: str, name: str) -> tuple[
-        dict[int, set[str]], dict[int, set[str]]]:
+def _bindings(
+    project_ids: list[int], module: str, name: str
+) -> tuple[dict[int, set[str]], dict[int, set[str]]]:
     """Per importing file: the local names bound to ``module.name`` and the local
     names (receivers) bound to ``module`` itself."""
     direct: dict[int, set[str]] = defaultdict(set)
     module_names: dict[int, set[str]] = defaultdict(set)
     imports = ImportRef.objects.filter(project_id__in=project_ids)
-    for file_id, alias in imports.filter(
-            target_module=module, name__in=[name, "*"]).values_list("file_id", "alias"):
+    for file_id, alias in imports.filter(target_module=module, name__in=[name, "*"]).values_list(
+        "file_id", "alias"
+    ):
         direct[file_id].add(alias or name)
     for file_id, alias in imports.filter(target_module=module, name="").values_list(
-            "file_id", "alias"):
+        "file_id", "alias"
+    ):
         module_names[file_id].add(alias or module)
     if "." in module:
         parent, last = module.rsplit(".", 1)
         for file_id, alias in imports.filter(target_module=parent, name=last).values_list(
-                "file_id", "alias"):
+            "file_id", "alias"
+        ):
             module_names[file_id].add(alias or last)
         # `import a` then `a.b.c.f()`: the full dotted receiver names the module.
         top = module.split(".", 1)[0]
         for file_id in imports.filter(target_module=top, name="", alias="").values_list(
-                "file_id", flat=True):
+            "file_id", flat=True
+        ):
             module_names[file_id].add(module)
     return direct, module_names
 
 
 def _reexports(project_ids: list[int], module: str, name: str) -> list[tuple[str, str]]:
     """Modules that import ``module.name`` under its own name and so re-export it."""
-    rows = (ImportRef.objects.filter(project_id__in=project_ids, target_module=module,
-                                     name=name, alias__in=["", name])
-            .exclude(file__module="").values_list("file__module", flat=True).distinct())
+    rows = (
+        ImportRef.objects.filter(
+            project_id__in=project_ids, target_module=module, name=name, alias__in=["", name]
+        )
+        .exclude(file__module="")
+        .values_list("file__module", flat=True)
+        .distinct()
+    )
     return [(reexporter, name) for reexporter in rows if reexporter != module]
 
 
-def symbol_callers(*, user, symbol: str, project: str | int | None = None,
-                   limit: int = 200) -> CallersResult:
+def symbol_callers(
+    *, user, symbol: str, project: str | int | None = None, limit: int = 200
+) -> CallersResult:
     """Call sites of ``symbol`` (``django.contrib.auth.login`` or a bare ``login``),
     resolved through imports: a call through an alias (``from m import f as g; g()``),
     through a module (``from pkg import m; m.f()``), a bare call inside the defining
@@ -256,8 +284,11 @@ def symbol_callers(*, user, symbol: str, project: str | int | None = None,
         if (module, qualified) in done:
             continue
         done.add((module, qualified))
-        found = [(pk, hit) for pk, hit in _calls_of(project_ids, module, qualified)
-                 if pk not in seen_calls]
+        found = [
+            (pk, hit)
+            for pk, hit in _calls_of(project_ids, module, qualified)
+            if pk not in seen_calls
+        ]
         # A re-export is worth naming only when calls go through it.
         if len(done) == 1 or found or module == "":
             result.targets.append(f"{module}.{qualified}" if module else qualified)
@@ -272,8 +303,15 @@ def symbol_callers(*, user, symbol: str, project: str | int | None = None,
 
 
 def _calls_of(project_ids: list[int], module: str, qualified: str) -> list[tuple[int, CallHit]]:
-    defining = set(SourceFile.objects.filter(project_id__in=project_ids, module=module)
-                   .values_list("id", flat=True)) if module else set()
+    defining = (
+        set(
+            SourceFile.objects.filter(project_id__in=project_ids, module=module).values_list(
+                "id", flat=True
+            )
+        )
+        if module
+        else set()
+    )
     owner, _, method = qualified.rpartition(".")
     if owner:
         # A method: `Owner.method()` through the owner's bindings, `self.method()` inside it.
@@ -282,23 +320,27 @@ def _calls_of(project_ids: list[int], module: str, qualified: str) -> list[tuple
     else:
         direct, module_names = _bindings(project_ids, module, qualified) if module else ({}, {})
         wanted = {qualified} | {local for names in direct.values() for local in names}
-    calls = (CallRef.objects.filter(project_id__in=project_ids, callee__in=wanted)
-             .values_list("id", "file_id", "file__path", "line", "caller", "receiver", "callee",
-                          "project__name"))
+    calls = CallRef.objects.filter(project_id__in=project_ids, callee__in=wanted).values_list(
+        "id", "file_id", "file__path", "line", "caller", "receiver", "callee", "project__name"
+    )
     found = []
     for pk, file_id, path, line, caller, receiver, callee, project_name in calls:
         if owner:
             ok = (
-                (receiver in direct.get(file_id, ()) or (file_id in defining and receiver == owner))
-                or (file_id in defining and receiver in ("self", "cls")
-                    and caller.startswith(owner + "."))
+                receiver in direct.get(file_id, ()) or (file_id in defining and receiver == owner)
+            ) or (
+                file_id in defining
+                and receiver in ("self", "cls")
+                and caller.startswith(owner + ".")
             )
         elif receiver:
             ok = callee == qualified and receiver in module_names.get(file_id, ())
         else:
-            ok = (callee in direct.get(file_id, ())
-                  or (not module and callee == qualified)
-                  or (file_id in defining and callee == qualified))
+            ok = (
+                callee in direct.get(file_id, ())
+                or (not module and callee == qualified)
+                or (file_id in defining and callee == qualified)
+            )
         if ok:
             found.append((pk, CallHit(path, line, caller, receiver, callee, project_name)))
     return found
@@ -339,7 +381,8 @@ def source_file_find(*, user, file: str, project: str | int | None = None) -> So
     if not file:
         raise InvalidInput("Say which file: file must not be empty.")
     files = SourceFile.objects.filter(project_id__in=_project_ids(user, project)).select_related(
-        "project")
+        "project"
+    )
     for lookup in ({"path": file}, {"module": file}, {"path__endswith": "/" + file}):
         found = files.filter(**lookup).order_by("path", "project_id").first()
         if found is not None:
@@ -348,10 +391,13 @@ def source_file_find(*, user, file: str, project: str | int | None = None) -> So
 
 
 def _import_hits(queryset: QuerySet[ImportRef]) -> list[ImportHit]:
-    rows = queryset.values_list("file__path", "line", "module", "name", "alias",
-                                "target_file__path")
-    return [ImportHit(path, line, module, name, alias, target or "")
-            for path, line, module, name, alias, target in rows]
+    rows = queryset.values_list(
+        "file__path", "line", "module", "name", "alias", "target_file__path"
+    )
+    return [
+        ImportHit(path, line, module, name, alias, target or "")
+        for path, line, module, name, alias, target in rows
+    ]
 
 
 def file_imports(*, user, file: str, project: str | int | None = None) -> FileImports:
@@ -359,10 +405,10 @@ def file_imports(*, user, file: str, project: str | int | None = None) -> FileIm
     of its project import it."""
     found = source_file_find(user=user, file=file, project=project)
     imports = _import_hits(ImportRef.objects.filter(file=found).order_by("line", "pk"))
-    importers = _import_hits(ImportRef.objects.filter(target_file=found)
-                             .order_by("file__path", "line", "pk"))
-    return FileImports(file=found, project=found.project.name, imports=imports,
-                       importers=importers)
+    importers = _import_hits(
+        ImportRef.objects.filter(target_file=found).order_by("file__path", "line", "pk")
+    )
+    return FileImports(file=found, project=found.project.name, imports=imports, importers=importers)
 
 
 # --- Stats ------------------------------------------------------------------------------------
@@ -381,8 +427,10 @@ def code_project_stats(*, user, project: str | int | None = None) -> list[dict]:
             "symbols": p.symbol_count,
             "imports": p.import_count,
             "calls": p.call_count,
-            "languages": [{"language": language, **counts}
-                          for language, counts in sorted(p.language_counts.items())],
+            "languages": [
+                {"language": language, **counts}
+                for language, counts in sorted(p.language_counts.items())
+            ],
         }
         for p in projects
     ]

@@ -29,10 +29,18 @@ from teams.services import Actor, audit_log, scope_for_new_row
 logger = logging.getLogger(__name__)
 
 # Directories never worth indexing: dependencies, build output, caches, VCS data.
-SKIP_DIRS = frozenset({
-    "node_modules", "target", ".git", "dist", "build", "__pycache__", "vendor",
-    "third_party",
-})
+SKIP_DIRS = frozenset(
+    {
+        "node_modules",
+        "target",
+        ".git",
+        "dist",
+        "build",
+        "__pycache__",
+        "vendor",
+        "third_party",
+    }
+)
 BATCH_SIZE = 200
 BINARY_SNIFF_BYTES = 8192
 # Below this many files to parse, starting worker processes costs more than it saves.
@@ -115,25 +123,42 @@ def code_project_register(
     with transaction.atomic():
         existing = CodeProject.objects.filter(owner=actor.user, name=name).first()
         if existing is None:
-            scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility,
-                                      project=project)
-            code_project = CodeProject.objects.create(
-                name=name, root_path=str(root), state=ScanState.QUEUED,
-                settings=project_settings, **scope
+            scope = scope_for_new_row(
+                user=actor.user, team=team, visibility=visibility, project=project
             )
-            audit_log(actor=actor, action="codegraph.project.create", target_type="codeproject",
-                      target_id=code_project.pk, details={"name": name, "path": str(root)})
+            code_project = CodeProject.objects.create(
+                name=name,
+                root_path=str(root),
+                state=ScanState.QUEUED,
+                settings=project_settings,
+                **scope,
+            )
+            audit_log(
+                actor=actor,
+                action="codegraph.project.create",
+                target_type="codeproject",
+                target_id=code_project.pk,
+                details={"name": name, "path": str(root)},
+            )
             return code_project
         if existing.is_scanning:
             raise Conflict(f"A scan of '{name}' is running; try again when it is done.")
         if str(root) != existing.root_path:
-            audit_log(actor=actor, action="codegraph.project.move", target_type="codeproject",
-                      target_id=existing.pk,
-                      details={"from": existing.root_path, "to": str(root)})
+            audit_log(
+                actor=actor,
+                action="codegraph.project.move",
+                target_type="codeproject",
+                target_id=existing.pk,
+                details={"from": existing.root_path, "to": str(root)},
+            )
             existing.root_path = str(root)
         if visibility or team not in (None, "") or project:
-            scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility,
-                                      project=project or existing.project)
+            scope = scope_for_new_row(
+                user=actor.user,
+                team=team,
+                visibility=visibility,
+                project=project or existing.project,
+            )
             existing.team, existing.visibility = scope["team"], scope["visibility"]
             existing.project = scope["project"]
         if exclude is not None:
@@ -159,11 +184,22 @@ def code_project_scan_request(
     from memoryhub.tasks import enqueue_on_commit
 
     with transaction.atomic():
-        code_project = code_project_register(actor=actor, name=name, path=path, team=team,
-                                             visibility=visibility, project=project,
-                                             exclude=exclude)
-        audit_log(actor=actor, action="codegraph.scan", target_type="codeproject",
-                  target_id=code_project.pk, details={"name": code_project.name})
+        code_project = code_project_register(
+            actor=actor,
+            name=name,
+            path=path,
+            team=team,
+            visibility=visibility,
+            project=project,
+            exclude=exclude,
+        )
+        audit_log(
+            actor=actor,
+            action="codegraph.scan",
+            target_type="codeproject",
+            target_id=code_project.pk,
+            details={"name": code_project.name},
+        )
         enqueue_on_commit(codegraph_scan, code_project.pk)
     return code_project
 
@@ -182,8 +218,13 @@ def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProje
         locked.state = ScanState.QUEUED
         locked.error = ""
         locked.save(update_fields=["state", "error"])
-        audit_log(actor=actor, action="codegraph.scan", target_type="codeproject",
-                  target_id=locked.pk, details={"name": locked.name})
+        audit_log(
+            actor=actor,
+            action="codegraph.scan",
+            target_type="codeproject",
+            target_id=locked.pk,
+            details={"name": locked.name},
+        )
         enqueue_on_commit(codegraph_scan, locked.pk)
     return locked
 
@@ -194,9 +235,13 @@ def code_project_delete(*, actor: Actor, code_project: CodeProject) -> None:
         raise Forbidden("Only the project's owner or a team admin can delete it.")
     with transaction.atomic():
         _index_clear(code_project.pk)
-        audit_log(actor=actor, action="codegraph.project.delete", target_type="codeproject",
-                  target_id=code_project.pk,
-                  details={"name": code_project.name, "path": code_project.root_path})
+        audit_log(
+            actor=actor,
+            action="codegraph.project.delete",
+            target_type="codeproject",
+            target_id=code_project.pk,
+            details={"name": code_project.name, "path": code_project.root_path},
+        )
         code_project.delete()
 
 
@@ -269,8 +314,7 @@ class ModuleMap:
             return self.by_module[min(candidates, key=len)]
         return None
 
-    def resolve(self, *, language: str, importer: str, target_module: str,
-                name: str) -> str | None:
+    def resolve(self, *, language: str, importer: str, target_module: str, name: str) -> str | None:
         if language == "python":
             if name and name != "*":
                 submodule = self.python(f"{target_module}.{name}" if target_module else name)
@@ -279,18 +323,21 @@ class ModuleMap:
             return self.python(target_module) if target_module else None
         if language in ("javascript", "typescript") and target_module.startswith("."):
             base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), target_module))
-            for candidate in (base, *(base + ext for ext in JS_EXTENSIONS),
-                              *(f"{base}/index{ext}" for ext in JS_EXTENSIONS)):
+            for candidate in (
+                base,
+                *(base + ext for ext in JS_EXTENSIONS),
+                *(f"{base}/index{ext}" for ext in JS_EXTENSIONS),
+            ):
                 if candidate in self.paths:
                     return candidate
         return None
 
 
-def _import_target_module(*, language: str, module: str, file_module: str,
-                          is_package: bool) -> str:
+def _import_target_module(*, language: str, module: str, file_module: str, is_package: bool) -> str:
     if language == "python":
-        return absolute_python_module(module, importer_module=file_module,
-                                      importer_is_package=is_package)
+        return absolute_python_module(
+            module, importer_module=file_module, importer_is_package=is_package
+        )
     return module
 
 
@@ -305,8 +352,9 @@ class WalkedFile:
     mtime_ns: int
 
 
-def source_tree_walk(root: Path, *, max_files: int,
-                     exclude: Iterable[str] = ()) -> tuple[list[WalkedFile], bool]:
+def source_tree_walk(
+    root: Path, *, max_files: int, exclude: Iterable[str] = ()
+) -> tuple[list[WalkedFile], bool]:
     """Source files under ``root`` in a stable order, with their stat; True as second
     value when ``max_files`` cut the walk short. Skips hidden, dependency, build and
     vendored folders and virtualenvs. Symlinks are not followed, so a walk never leaves
@@ -340,8 +388,7 @@ def source_tree_walk(root: Path, *, max_files: int,
                 continue
             if len(found) >= max_files:
                 return found, True
-            found.append(WalkedFile(f"{rel_dir}{name}", language, stat.st_size,
-                                    stat.st_mtime_ns))
+            found.append(WalkedFile(f"{rel_dir}{name}", language, stat.st_size, stat.st_mtime_ns))
         stack.extend(reversed(subdirs))
     return found, False
 
@@ -379,7 +426,7 @@ def _examine_many(jobs: list[tuple[str, str, int, int]]) -> list[Examined]:
 def _examine_all(jobs: list[tuple[str, str, int, int]]) -> Iterable[list[Examined]]:
     """Results per batch of BATCH_SIZE jobs, in order; extraction runs in worker
     processes for big scans so the database writes overlap with parsing."""
-    batches = [jobs[i:i + BATCH_SIZE] for i in range(0, len(jobs), BATCH_SIZE)]
+    batches = [jobs[i : i + BATCH_SIZE] for i in range(0, len(jobs), BATCH_SIZE)]
     workers = min(os.cpu_count() or 1, 8)
     parallel = (
         len(jobs) >= PARALLEL_MIN_FILES
@@ -403,7 +450,7 @@ def _examine_all(jobs: list[tuple[str, str, int, int]]) -> Iterable[list[Examine
             yield _examine_many(batch)
         return
     with pool:
-        pieces = [jobs[i:i + chunk] for i in range(0, len(jobs), chunk)]
+        pieces = [jobs[i : i + chunk] for i in range(0, len(jobs), chunk)]
         pending: list[Examined] = []
         for result in pool.map(_examine_many, pieces):
             pending.extend(result)
@@ -432,8 +479,7 @@ class ScanResult:
     errors: list[str] = field(default_factory=list)
 
 
-def code_project_scan(*, project_id: int,
-                      progress: ProgressCallback | None = None) -> ScanResult:
+def code_project_scan(*, project_id: int, progress: ProgressCallback | None = None) -> ScanResult:
     """Scan the project's folder and bring its index up to date.
 
     Incremental: every file is stat'ed, hashed only when its size or mtime changed and
@@ -449,8 +495,14 @@ def code_project_scan(*, project_id: int,
     claimed = (
         CodeProject.objects.filter(pk=project_id)
         .exclude(state=ScanState.RUNNING, started_at__gt=now - SCAN_STALE_AFTER)
-        .update(state=ScanState.RUNNING, started_at=now, finished_at=None, error="",
-                files_done=0, files_total=0)
+        .update(
+            state=ScanState.RUNNING,
+            started_at=now,
+            finished_at=None,
+            error="",
+            files_done=0,
+            files_total=0,
+        )
     )
     if not claimed:
         return ScanResult(project_id=project_id, errors=["Another scan is running."])
@@ -458,12 +510,15 @@ def code_project_scan(*, project_id: int,
         return _scan(code_project, progress)
     except InvalidInput as exc:
         CodeProject.objects.filter(pk=project_id).update(
-            state=ScanState.FAILED, error=exc.message, finished_at=timezone.now())
+            state=ScanState.FAILED, error=exc.message, finished_at=timezone.now()
+        )
         return ScanResult(project_id=project_id, errors=[exc.message])
     except Exception as exc:
         failed = CodeProject.objects.filter(pk=project_id).update(
-            state=ScanState.FAILED, error=f"The scan failed: {exc}"[:2000],
-            finished_at=timezone.now())
+            state=ScanState.FAILED,
+            error=f"The scan failed: {exc}"[:2000],
+            finished_at=timezone.now(),
+        )
         if not failed:  # deleted while it was being scanned: nothing left to do
             return ScanResult(project_id=project_id, errors=["The project was deleted."])
         raise
@@ -489,18 +544,22 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
             _index_clear(project_id)
 
     walked, truncated = source_tree_walk(
-        root, max_files=settings.CODEGRAPH_MAX_FILES,
-        exclude=(code_project.settings or {}).get("exclude", ()))
+        root,
+        max_files=settings.CODEGRAPH_MAX_FILES,
+        exclude=(code_project.settings or {}).get("exclude", ()),
+    )
     existing = {
         row[0]: row[1:]
         for row in SourceFile.objects.filter(project_id=project_id).values_list(
-            "path", "id", "size", "mtime_ns", "sha256", "has_errors", "skipped_reason")
+            "path", "id", "size", "mtime_ns", "sha256", "has_errors", "skipped_reason"
+        )
     }
     walked_paths = {w.path for w in walked}
     gone = [row[0] for path, row in existing.items() if path not in walked_paths]
     new = [w for w in walked if w.path not in existing]
-    changed = [w for w in walked
-               if w.path in existing and _needs_examining(w, existing[w.path], max_bytes)]
+    changed = [
+        w for w in walked if w.path in existing and _needs_examining(w, existing[w.path], max_bytes)
+    ]
     result.files, result.added, result.deleted = len(walked), len(new), len(gone)
     done = len(walked) - len(new) - len(changed)
     result.unchanged = done
@@ -523,24 +582,41 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
         if gone:
             _files_delete(gone)
         if new:
-            _rows_insert(SourceFile, FILE_FIELDS, [
-                (project_id, w.path, modules[w.path], w.language, w.size, w.mtime_ns, "",
-                 False, "")
-                for w in new
-            ])
-            path_ids.update(SourceFile.objects.filter(project_id=project_id)
-                            .values_list("path", "id"))
+            _rows_insert(
+                SourceFile,
+                FILE_FIELDS,
+                [
+                    (
+                        project_id,
+                        w.path,
+                        modules[w.path],
+                        w.language,
+                        w.size,
+                        w.mtime_ns,
+                        "",
+                        False,
+                        "",
+                    )
+                    for w in new
+                ],
+            )
+            path_ids.update(
+                SourceFile.objects.filter(project_id=project_id).values_list("path", "id")
+            )
 
     module_map = ModuleMap((w.path, w.language, modules[w.path]) for w in walked)
-    jobs = [(str(root / w.path), existing[w.path][3] if w.path in existing else "",
-             w.size, max_bytes) for w in todo]
+    jobs = [
+        (str(root / w.path), existing[w.path][3] if w.path in existing else "", w.size, max_bytes)
+        for w in todo
+    ]
     position = 0
     for examined in _examine_all(jobs):
-        batch = todo[position:position + len(examined)]
+        batch = todo[position : position + len(examined)]
         position += len(examined)
         with transaction.atomic():
-            _batch_store(project_id, batch, examined, existing, path_ids, modules,
-                         module_map, result)
+            _batch_store(
+                project_id, batch, examined, existing, path_ids, modules, module_map, result
+            )
             done += len(batch)
             CodeProject.objects.filter(pk=project_id).update(files_done=done)
         if progress:
@@ -557,8 +633,9 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
 def _children_delete(file_ids: list[int]) -> None:
     if not file_ids:
         return
-    SYMBOL_FTS.delete(list(Symbol.objects.filter(file_id__in=file_ids)
-                           .values_list("id", flat=True)))
+    SYMBOL_FTS.delete(
+        list(Symbol.objects.filter(file_id__in=file_ids).values_list("id", flat=True))
+    )
     for model in (Symbol, CallRef, ImportRef):
         model.objects.filter(file_id__in=file_ids).delete()
 
@@ -602,21 +679,39 @@ def _batch_store(
         result.parsed += 1
         updates.append((walked.size, walked.mtime_ns, sha, index.has_errors, "", file_id))
         symbols.extend(
-            (project_id, file_id, d.name, d.qualified_name, d.kind, d.line, d.end_line,
-             d.signature)
+            (project_id, file_id, d.name, d.qualified_name, d.kind, d.line, d.end_line, d.signature)
             for d in index.definitions
         )
         module = modules[walked.path]
         is_package = walked.path.endswith("__init__.py")
         for imp in index.imports:
-            target_module = _import_target_module(language=walked.language, module=imp.module,
-                                                  file_module=module, is_package=is_package)
-            target = module_map.resolve(language=walked.language, importer=walked.path,
-                                        target_module=target_module, name=imp.name)
-            imports.append((project_id, file_id, imp.module, imp.name, imp.alias, imp.line,
-                            target_module, path_ids.get(target) if target else None))
-        calls.extend((project_id, file_id, c.callee, c.receiver, c.caller, c.line)
-                     for c in index.calls)
+            target_module = _import_target_module(
+                language=walked.language,
+                module=imp.module,
+                file_module=module,
+                is_package=is_package,
+            )
+            target = module_map.resolve(
+                language=walked.language,
+                importer=walked.path,
+                target_module=target_module,
+                name=imp.name,
+            )
+            imports.append(
+                (
+                    project_id,
+                    file_id,
+                    imp.module,
+                    imp.name,
+                    imp.alias,
+                    imp.line,
+                    target_module,
+                    path_ids.get(target) if target else None,
+                )
+            )
+        calls.extend(
+            (project_id, file_id, c.callee, c.receiver, c.caller, c.line) for c in index.calls
+        )
         parsed_ids.append(file_id)
     _children_delete(stale)
     _files_update(updates)
@@ -627,16 +722,42 @@ def _batch_store(
     SYMBOL_FTS.upsert(
         (pk, fts_values(name, qualified_name))
         for pk, name, qualified_name in Symbol.objects.filter(file_id__in=parsed_ids)
-        .values_list("id", "name", "qualified_name").iterator(chunk_size=2000)
+        .values_list("id", "name", "qualified_name")
+        .iterator(chunk_size=2000)
     )
 
 
-FILE_FIELDS = ("project", "path", "module", "language", "size", "mtime_ns", "sha256",
-               "has_errors", "skipped_reason")
-SYMBOL_FIELDS = ("project", "file", "name", "qualified_name", "kind", "line", "end_line",
-                 "signature")
-IMPORT_FIELDS = ("project", "file", "module", "name", "alias", "line", "target_module",
-                 "target_file")
+FILE_FIELDS = (
+    "project",
+    "path",
+    "module",
+    "language",
+    "size",
+    "mtime_ns",
+    "sha256",
+    "has_errors",
+    "skipped_reason",
+)
+SYMBOL_FIELDS = (
+    "project",
+    "file",
+    "name",
+    "qualified_name",
+    "kind",
+    "line",
+    "end_line",
+    "signature",
+)
+IMPORT_FIELDS = (
+    "project",
+    "file",
+    "module",
+    "name",
+    "alias",
+    "line",
+    "target_module",
+    "target_file",
+)
 CALL_FIELDS = ("project", "file", "callee", "receiver", "caller", "line")
 
 
@@ -647,8 +768,10 @@ def _files_update(rows: list[tuple]) -> None:
         return
     quote = connection.ops.quote_name
     meta = SourceFile._meta
-    sets = ", ".join(f"{quote(meta.get_field(name).column)} = %s"
-                     for name in ("size", "mtime_ns", "sha256", "has_errors", "skipped_reason"))
+    sets = ", ".join(
+        f"{quote(meta.get_field(name).column)} = %s"
+        for name in ("size", "mtime_ns", "sha256", "has_errors", "skipped_reason")
+    )
     with connection.cursor() as cursor:
         cursor.executemany(f"UPDATE {quote(meta.db_table)} SET {sets} WHERE id = %s", rows)
 
@@ -666,30 +789,33 @@ def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[
     columns = ", ".join(quote(meta.get_field(name).column) for name in fields)
     marks = ", ".join(["%s"] * len(fields))
     with connection.cursor() as cursor:
-        cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})",
-                           rows)
+        cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})", rows)
 
 
 def _imports_reresolve(project_id: int, module_map: ModuleMap, path_ids: dict[str, int]) -> None:
     """Point every import of the project at the file it now refers to."""
     moves: dict[int | None, list[int]] = defaultdict(list)
     rows = ImportRef.objects.filter(project_id=project_id).values_list(
-        "id", "file__path", "file__language", "target_module", "name", "target_file_id")
+        "id", "file__path", "file__language", "target_module", "name", "target_file_id"
+    )
     for pk, path, language, target_module, name, current in rows:
-        target = module_map.resolve(language=language, importer=path,
-                                    target_module=target_module, name=name)
+        target = module_map.resolve(
+            language=language, importer=path, target_module=target_module, name=name
+        )
         wanted = path_ids.get(target) if target else None
         if wanted != current:
             moves[wanted].append(pk)
     with transaction.atomic():
         for target_id, ids in moves.items():
             for start in range(0, len(ids), 500):
-                ImportRef.objects.filter(pk__in=ids[start:start + 500]).update(
-                    target_file_id=target_id)
+                ImportRef.objects.filter(pk__in=ids[start : start + 500]).update(
+                    target_file_id=target_id
+                )
 
 
-def _scan_finish(code_project: CodeProject, result: ScanResult, *, truncated: bool,
-                 recount: bool) -> None:
+def _scan_finish(
+    code_project: CodeProject, result: ScanResult, *, truncated: bool, recount: bool
+) -> None:
     project_id = code_project.pk
     fields: dict[str, object] = {
         "state": ScanState.DONE,
@@ -700,7 +826,9 @@ def _scan_finish(code_project: CodeProject, result: ScanResult, *, truncated: bo
         "parsed_count": result.parsed,
         "warning": (
             f"Stopped at {settings.CODEGRAPH_MAX_FILES} files (CODEGRAPH_MAX_FILES); "
-            "the rest of the folder is not indexed." if truncated else ""
+            "the rest of the folder is not indexed."
+            if truncated
+            else ""
         ),
     }
     if recount or not code_project.language_counts:
@@ -711,17 +839,22 @@ def _scan_finish(code_project: CodeProject, result: ScanResult, *, truncated: bo
 def code_project_counts(*, project_id: int) -> dict[str, object]:
     """Stored counts of a project's index, overall and per language."""
     languages: dict[str, dict[str, int]] = {}
-    file_rows = (SourceFile.objects.filter(project_id=project_id)
-                 .values_list("language", "skipped_reason"))
+    file_rows = SourceFile.objects.filter(project_id=project_id).values_list(
+        "language", "skipped_reason"
+    )
     files = Counter()
     skipped = 0
     for language, reason in file_rows:
         files[language] += 1
         skipped += bool(reason)
-    symbols = Counter(dict(
-        Symbol.objects.filter(project_id=project_id)
-        .values("file__language").annotate(n=Count("id")).values_list("file__language", "n")
-    ))
+    symbols = Counter(
+        dict(
+            Symbol.objects.filter(project_id=project_id)
+            .values("file__language")
+            .annotate(n=Count("id"))
+            .values_list("file__language", "n")
+        )
+    )
     for language in sorted(files):
         languages[language] = {"files": files[language], "symbols": symbols.get(language, 0)}
     return {

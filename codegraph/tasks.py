@@ -13,5 +13,10 @@ def codegraph_scan(project_id: int) -> dict:
         result = services.code_project_scan(project_id=project_id)
     except CodeProject.DoesNotExist:
         return {"project_id": project_id, "deleted": True}
-    return {"project_id": project_id, "files": result.files, "parsed": result.parsed,
-            "deleted": result.deleted, "errors": result.errors}
+    return {
+        "project_id": project_id,
+        "files": result.files,
+        "parsed": result.parsed,
+        "deleted": result.deleted,
+        "errors": result.errors,
+    }

@@ -19,21 +19,27 @@ def codegraph_query(
     come back as one line of text, as an agent would want them."""
     try:
         if callers:
-            result = selectors.symbol_callers(user=actor.user, symbol=query, project=project,
-                                              limit=limit)
+            result = selectors.symbol_callers(
+                user=actor.user, symbol=query, project=project, limit=limit
+            )
             target = ", ".join(result.targets) or query
             if not result.calls:
                 return f"No calls of {target} found."
             header = f"{len(result.calls)} call(s) of {target}:"
             return "\n".join([header, *(call.as_line() for call in result.calls)])
         # Exact names first, then the ranked fuzzy rest.
-        ordered = selectors.symbol_find(user=actor.user, query=query, project=project,
-                                        mode="exact", limit=limit)
+        ordered = selectors.symbol_find(
+            user=actor.user, query=query, project=project, mode="exact", limit=limit
+        )
         if len(ordered) < limit:
             seen = {hit.id for hit in ordered}
-            ordered += [hit for hit in selectors.symbol_find(
-                user=actor.user, query=query, project=project, mode="fuzzy", limit=limit)
-                if hit.id not in seen][:limit - len(ordered)]
+            ordered += [
+                hit
+                for hit in selectors.symbol_find(
+                    user=actor.user, query=query, project=project, mode="fuzzy", limit=limit
+                )
+                if hit.id not in seen
+            ][: limit - len(ordered)]
         if not ordered:
             return f"No symbols match '{query}'."
         return "\n".join(hit.as_line() for hit in ordered)

@@ -55,14 +55,14 @@ def add_folder(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         try:
             project = services.code_project_scan_request(
-                actor=Actor.from_request(request), name=form.cleaned_data["name"],
+                actor=Actor.from_request(request),
+                name=form.cleaned_data["name"],
                 path=form.cleaned_data["path"],
                 visibility=form.cleaned_data["visibility"] or None,
             )
         except ApplicationError as exc:
             form.add_error(None, exc.message)
-            return render(request, PAGE, _context(request, form=form),
-                          status=exc.status_code)
+            return render(request, PAGE, _context(request, form=form), status=exc.status_code)
         messages.success(request, f"Scanning {project.name}.")
         return redirect("codegraph")
     return render(request, PAGE, _context(request, form=form), status=400)
@@ -79,12 +79,17 @@ def progress(request: HttpRequest, project_id: int) -> HttpResponse:
 def scan(request: HttpRequest, project_id: int) -> HttpResponse:
     project = _project_or_404(request, project_id)
     try:
-        project = services.code_project_rescan(actor=Actor.from_request(request),
-                                               code_project=project)
+        project = services.code_project_rescan(
+            actor=Actor.from_request(request), code_project=project
+        )
     except ApplicationError as exc:
         if request.htmx:
-            return render(request, f"{PAGE}#progress", {"p": project, "p_error": exc.message},
-                          status=exc.status_code)
+            return render(
+                request,
+                f"{PAGE}#progress",
+                {"p": project, "p_error": exc.message},
+                status=exc.status_code,
+            )
         messages.error(request, exc.message)
         return redirect("codegraph")
     project.refresh_from_db()  # the scan may have run already (eager or a fast worker)
@@ -110,28 +115,48 @@ def _guarded(request: HttpRequest, partial: str, compute) -> HttpResponse:
     try:
         result = compute()
     except ApplicationError as exc:
-        return _render(request, partial, status=exc.status_code, **{f"{partial}_error":
-                                                                     exc.message})
+        return _render(
+            request, partial, status=exc.status_code, **{f"{partial}_error": exc.message}
+        )
     return _render(request, partial, **{partial.replace("-", "_"): result})
 
 
 @login_required
 def search(request: HttpRequest) -> HttpResponse:
-    return _guarded(request, "symbols", lambda: selectors.symbol_find(
-        user=request.user, query=request.GET.get("q", ""),
-        project=request.GET.get("project") or None,
-        mode=request.GET.get("mode", "fuzzy"), limit=50))
+    return _guarded(
+        request,
+        "symbols",
+        lambda: selectors.symbol_find(
+            user=request.user,
+            query=request.GET.get("q", ""),
+            project=request.GET.get("project") or None,
+            mode=request.GET.get("mode", "fuzzy"),
+            limit=50,
+        ),
+    )
 
 
 @login_required
 def callers(request: HttpRequest) -> HttpResponse:
-    return _guarded(request, "callers", lambda: selectors.symbol_callers(
-        user=request.user, symbol=request.GET.get("symbol", ""),
-        project=request.GET.get("project") or None))
+    return _guarded(
+        request,
+        "callers",
+        lambda: selectors.symbol_callers(
+            user=request.user,
+            symbol=request.GET.get("symbol", ""),
+            project=request.GET.get("project") or None,
+        ),
+    )
 
 
 @login_required
 def imports(request: HttpRequest) -> HttpResponse:
-    return _guarded(request, "imports", lambda: selectors.file_imports(
-        user=request.user, file=request.GET.get("file", ""),
-        project=request.GET.get("project") or None))
+    return _guarded(
+        request,
+        "imports",
+        lambda: selectors.file_imports(
+            user=request.user,
+            file=request.GET.get("file", ""),
+            project=request.GET.get("project") or None,
+        ),
+    )

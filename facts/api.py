@@ -51,8 +51,11 @@ def _page(request: HttpRequest, query, *, limit: int, offset: int) -> dict[str, 
     if offset < 0:
         raise InvalidInput("offset must not be negative.")
     count = query.count()
-    rows = list(query.select_related("created_by", "created_by_token")
-                .prefetch_related("derived_from")[offset:offset + limit])
+    rows = list(
+        query.select_related("created_by", "created_by_token").prefetch_related("derived_from")[
+            offset : offset + limit
+        ]
+    )
     next_url = None
     if offset + limit < count:
         params = request.GET.copy()
@@ -75,8 +78,9 @@ def list_memories(request: HttpRequest, filters: Query[ListFilters]) -> dict[str
 def create_memory(request: HttpRequest, payload: FactIn) -> Status:
     """Store a memory: 201 with the new fact, or 200 with the existing fact it was
     merged into as a near-duplicate."""
-    result = services.fact_create(actor=Actor.from_request(request),
-                                  data=payload.dict(exclude_none=True))
+    result = services.fact_create(
+        actor=Actor.from_request(request), data=payload.dict(exclude_none=True)
+    )
     fact = selectors.fact_get_visible(user=request.user, fact_id=result.fact.pk)
     return Status(201 if result.created else 200, fact_as_dict(fact))
 
@@ -89,8 +93,14 @@ def create_memories(request: HttpRequest, payload: FactBatchIn) -> Status:
         items=[item.dict(exclude_none=True) for item in payload.items],
     )
     created = sum(1 for r in results if r.created)
-    return Status(201, {"items": [{"id": r.fact.pk, "created": r.created} for r in results],
-                        "created": created, "merged": len(results) - created})
+    return Status(
+        201,
+        {
+            "items": [{"id": r.fact.pk, "created": r.created} for r in results],
+            "created": created,
+            "merged": len(results) - created,
+        },
+    )
 
 
 @router.get("/memories/search", response=FactListOut, auth=read_auth)
@@ -121,9 +131,12 @@ def export_memories(request: HttpRequest) -> HttpResponse:
     audit_log(actor=actor, action="fact.export", target_type="user", target_id=request.user.pk)
 
     def stream() -> Iterator[str]:
-        header = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
-                  "exported_at": timezone.now().isoformat(),
-                  "user": request.user.get_username()}
+        header = {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "exported_at": timezone.now().isoformat(),
+            "user": request.user.get_username(),
+        }
         yield json.dumps(header)[:-1] + ', "facts": ['
         for index, row in enumerate(selectors.fact_export_rows(user=request.user)):
             yield ("," if index else "") + "\n" + json.dumps(row)
@@ -162,8 +175,16 @@ def delete_memory(request: HttpRequest, fact_id: int) -> Status:
 @router.post("/recall", response=RecallOut, auth=read_auth, tags=["recall"])
 def recall(request: HttpRequest, payload: RecallIn) -> dict[str, Any]:
     """The `## Recalled Facts` block for a message, with each item's score breakdown."""
-    result = fact_recall(actor=Actor.from_request(request), query=payload.query,
-                         project=payload.project, max_items=payload.max_items,
-                         char_budget=payload.char_budget)
-    return {"block": result.block, "items": [item.as_dict() for item in result.items],
-            "mode": result.mode, "notes": result.notes}
+    result = fact_recall(
+        actor=Actor.from_request(request),
+        query=payload.query,
+        project=payload.project,
+        max_items=payload.max_items,
+        char_budget=payload.char_budget,
+    )
+    return {
+        "block": result.block,
+        "items": [item.as_dict() for item in result.items],
+        "mode": result.mode,
+        "notes": result.notes,
+    }

@@ -62,48 +62,55 @@ class FactQuerySet(ScopedQuerySet):
     def recallable(self) -> "FactQuerySet":
         """Facts recall may return: active and not superseded or expired."""
         now = timezone.now()
-        return self.filter(
-            status=Status.ACTIVE, superseded_by__isnull=True
-        ).filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
+        return self.filter(status=Status.ACTIVE, superseded_by__isnull=True).filter(
+            Q(valid_until__isnull=True) | Q(valid_until__gt=now)
+        )
 
 
 class Fact(ScopedModel):
     content = models.TextField()
-    category = models.CharField(max_length=16, choices=Category.choices,
-                                default=Category.FACT, db_index=True)
+    category = models.CharField(
+        max_length=16, choices=Category.choices, default=Category.FACT, db_index=True
+    )
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.EXPLICIT)
-    layer = models.PositiveSmallIntegerField(choices=Layer.choices, default=Layer.RAW,
-                                             db_index=True)
+    layer = models.PositiveSmallIntegerField(
+        choices=Layer.choices, default=Layer.RAW, db_index=True
+    )
     distilled = models.BooleanField(default=False, help_text="Rolled into a higher layer.")
     importance = models.FloatField(default=0.5)
     confidence = models.FloatField(default=1.0)
-    sentiment = models.CharField(max_length=16, choices=Sentiment.choices, blank=True,
-                                 default=Sentiment.NONE)
+    sentiment = models.CharField(
+        max_length=16, choices=Sentiment.choices, blank=True, default=Sentiment.NONE
+    )
     tags = models.JSONField(default=list, blank=True)
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE,
-                              db_index=True)
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.ACTIVE, db_index=True
+    )
     valid_from = models.DateTimeField(default=timezone.now)
     valid_until = models.DateTimeField(null=True, blank=True)
-    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
-                                      related_name="supersedes")
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
     tier = models.CharField(max_length=16, choices=Tier.choices, default=Tier.PROJECT)
     fleet = models.CharField(max_length=100, blank=True, default="", db_index=True)
     skill = models.CharField(max_length=200, blank=True, default="")
     resolution_ref = models.CharField(max_length=500, blank=True, default="")
     # Provenance
-    origin = models.CharField(max_length=16, choices=Origin.choices,
-                              default=Origin.USER_STATED)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.USER_STATED)
     session_id = models.CharField(max_length=200, blank=True, default="")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                   on_delete=models.SET_NULL, related_name="+")
-    created_by_token = models.ForeignKey(AgentToken, null=True, blank=True,
-                                         on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by_token = models.ForeignKey(
+        AgentToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     source_excerpt = models.CharField(max_length=200, blank=True, default="")
     extraction_confidence = models.FloatField(null=True, blank=True)
-    derived_from = models.ManyToManyField("self", symmetrical=False, blank=True,
-                                          related_name="derivatives")
+    derived_from = models.ManyToManyField(
+        "self", symmetrical=False, blank=True, related_name="derivatives"
+    )
     # Which embedding model produced this fact's stored vector ("" = none yet).
     embedding_model = models.CharField(max_length=200, blank=True, default="", db_index=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -118,10 +125,12 @@ class Fact(ScopedModel):
             models.Index(fields=["team", "visibility"], name="fact_team_visibility"),
         ]
         constraints = [
-            models.CheckConstraint(condition=Q(importance__gte=0, importance__lte=1),
-                                   name="fact_importance_0_1"),
-            models.CheckConstraint(condition=Q(confidence__gte=0, confidence__lte=1),
-                                   name="fact_confidence_0_1"),
+            models.CheckConstraint(
+                condition=Q(importance__gte=0, importance__lte=1), name="fact_importance_0_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0, confidence__lte=1), name="fact_confidence_0_1"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -149,8 +158,9 @@ class MemoryConfig(models.Model):
 
     memory_enabled = models.BooleanField(default=True)
     embeddings_enabled = models.BooleanField(default=True)
-    embeddings_provider = models.CharField(max_length=16, choices=EmbeddingProvider.choices,
-                                           default=EmbeddingProvider.LOCAL)
+    embeddings_provider = models.CharField(
+        max_length=16, choices=EmbeddingProvider.choices, default=EmbeddingProvider.LOCAL
+    )
     embeddings_url = models.URLField(blank=True, default="")
     embeddings_model = models.CharField(max_length=200, blank=True, default="")
     embeddings_api_key = models.CharField(max_length=500, blank=True, default="")
@@ -164,8 +174,9 @@ class MemoryConfig(models.Model):
     weight_access = models.FloatField(default=0.05)
     recency_half_life_days = models.FloatField(default=30.0)
     max_content_length = models.PositiveIntegerField(default=2000)
-    max_active_facts = models.PositiveIntegerField(default=1000,
-                                                   help_text="Per owner scope; 0 = no cap.")
+    max_active_facts = models.PositiveIntegerField(
+        default=1000, help_text="Per owner scope; 0 = no cap."
+    )
     dedupe_similarity = models.FloatField(default=0.92)
     distillation_enabled = models.BooleanField(default=False)
     distillation_every_hours = models.PositiveIntegerField(default=24)

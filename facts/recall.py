@@ -94,8 +94,7 @@ def _embed_query(query: str, config: MemoryConfig, notes: list[str]):
 
 
 def _boosts(fact: Fact, *, config: MemoryConfig, now: Any) -> dict[str, float]:
-    age_days = max(0.0, (now - (fact.last_accessed_at or fact.created_at)).total_seconds()
-                   / 86400)
+    age_days = max(0.0, (now - (fact.last_accessed_at or fact.created_at)).total_seconds() / 86400)
     recency = 0.5 ** (age_days / max(config.recency_half_life_days, 0.1))
     access = min(1.0, math.log1p(fact.access_count) / math.log1p(100))
     return {
@@ -130,8 +129,12 @@ def fact_recall(
     budgets = dict(config.recall_category_budget or {})
     budgets.update(category_budget or {})
     if not config.memory_enabled:
-        return RecallResult(block="", items=[], mode="disabled",
-                            notes=["memory is switched off in Settings -> Memory"])
+        return RecallResult(
+            block="",
+            items=[],
+            mode="disabled",
+            notes=["memory is switched off in Settings -> Memory"],
+        )
 
     notes: list[str] = []
     scope = recall_scope(user=actor.user, project=project)
@@ -160,12 +163,18 @@ def fact_recall(
         if fact is None:
             continue
         boosts = _boosts(fact, config=config, now=now)
-        scored.append(RecallItem(
-            fact=fact, score=fused_score / top + sum(boosts.values()),
-            bm25_rank=bm25_rank.get(fact_id), vector_rank=vec_rank.get(fact_id),
-            bm25=bm25_score.get(fact_id), similarity=similarity.get(fact_id),
-            fused=fused_score, boosts=boosts,
-        ))
+        scored.append(
+            RecallItem(
+                fact=fact,
+                score=fused_score / top + sum(boosts.values()),
+                bm25_rank=bm25_rank.get(fact_id),
+                vector_rank=vec_rank.get(fact_id),
+                bm25=bm25_score.get(fact_id),
+                similarity=similarity.get(fact_id),
+                fused=fused_score,
+                boosts=boosts,
+            )
+        )
     scored.sort(key=lambda item: (-item.score, -item.fact.pk))
 
     chosen: list[RecallItem] = []
@@ -189,6 +198,11 @@ def fact_recall(
         fact_touch(fact_ids=[item.fact.pk for item in chosen])
         others = [item.fact.pk for item in chosen if item.fact.owner_id != actor.user.pk]
         if others:
-            audit_log(actor=actor, action="recall.cross_scope", target_type="fact",
-                      target_id=others[0], details={"ids": others, "project": project or ""})
+            audit_log(
+                actor=actor,
+                action="recall.cross_scope",
+                target_type="fact",
+                target_id=others[0],
+                details={"ids": others, "project": project or ""},
+            )
     return RecallResult(block=block, items=chosen, mode=mode, notes=notes)

@@ -20,8 +20,9 @@ SORTS = {
 FILTERS = ("category", "layer", "visibility", "project", "status", "team")
 
 
-def fact_list_visible(*, user: Any, filters: dict[str, Any] | None = None,
-                      sort: str = "newest") -> QuerySet[Fact]:
+def fact_list_visible(
+    *, user: Any, filters: dict[str, Any] | None = None, sort: str = "newest"
+) -> QuerySet[Fact]:
     """Facts the user may read, filtered and sorted."""
     if sort not in SORTS:
         raise InvalidInput(f"Unknown sort '{sort}': use one of {', '.join(SORTS)}.")
@@ -38,8 +39,11 @@ def fact_list_visible(*, user: Any, filters: dict[str, Any] | None = None,
         if name == "layer" and int(value) not in Layer.values:
             raise InvalidInput(f"Unknown layer '{value}'.")
         if name == "team":
-            facts = facts.filter(team__name__iexact=value) if not str(value).isdigit() \
+            facts = (
+                facts.filter(team__name__iexact=value)
+                if not str(value).isdigit()
                 else facts.filter(team_id=int(value))
+            )
             continue
         facts = facts.filter(**{name: value})
     return facts.order_by(*SORTS[sort])
@@ -52,8 +56,9 @@ def fact_get_visible(*, user: Any, fact_id: int) -> Fact:
     return fact
 
 
-def fact_search(*, user: Any, query: str, limit: int = 50,
-                filters: dict[str, Any] | None = None) -> list[Fact]:
+def fact_search(
+    *, user: Any, query: str, limit: int = 50, filters: dict[str, Any] | None = None
+) -> list[Fact]:
     """Facts whose content or tags contain every word of ``query`` (the last word as a
     prefix), best bm25 first. Any text is accepted: operators are searched as words."""
     if not isinstance(query, str) or not query.strip():
@@ -71,8 +76,10 @@ def fact_stats(*, user: Any) -> dict[str, Any]:
     facts = Fact.objects.visible_to(user)
 
     def counts(name: str) -> dict[str, int]:
-        return {str(row[name]): row["n"] for row in
-                facts.order_by().values(name).annotate(n=Count("id"))}
+        return {
+            str(row[name]): row["n"]
+            for row in facts.order_by().values(name).annotate(n=Count("id"))
+        }
 
     by_category = counts("category")
     return {
@@ -87,25 +94,39 @@ def fact_stats(*, user: Any) -> dict[str, Any]:
 def fact_layer_stats(*, user: Any) -> list[dict[str, Any]]:
     """Per layer: how many facts, how many are active, how many are distilled."""
     facts = Fact.objects.visible_to(user).order_by()
-    rows = {row["layer"]: row for row in facts.values("layer").annotate(
-        total=Count("id"))}
-    active = dict(facts.filter(status=Status.ACTIVE).values("layer").annotate(n=Count("id"))
-                  .values_list("layer", "n"))
-    distilled = dict(facts.filter(distilled=True).values("layer").annotate(n=Count("id"))
-                     .values_list("layer", "n"))
+    rows = {row["layer"]: row for row in facts.values("layer").annotate(total=Count("id"))}
+    active = dict(
+        facts.filter(status=Status.ACTIVE)
+        .values("layer")
+        .annotate(n=Count("id"))
+        .values_list("layer", "n")
+    )
+    distilled = dict(
+        facts.filter(distilled=True)
+        .values("layer")
+        .annotate(n=Count("id"))
+        .values_list("layer", "n")
+    )
     return [
-        {"layer": layer.value, "name": layer.label,
-         "total": rows.get(layer.value, {}).get("total", 0),
-         "active": active.get(layer.value, 0), "distilled": distilled.get(layer.value, 0)}
+        {
+            "layer": layer.value,
+            "name": layer.label,
+            "total": rows.get(layer.value, {}).get("total", 0),
+            "active": active.get(layer.value, 0),
+            "distilled": distilled.get(layer.value, 0),
+        }
         for layer in Layer
     ]
 
 
 def fact_export_rows(*, user: Any, chunk_size: int = 500) -> Iterator[dict[str, Any]]:
     """Every visible fact with its provenance, as plain dicts, in id order."""
-    facts = (Fact.objects.visible_to(user).select_related("owner", "team", "created_by",
-                                                          "created_by_token")
-             .prefetch_related("derived_from").order_by("pk"))
+    facts = (
+        Fact.objects.visible_to(user)
+        .select_related("owner", "team", "created_by", "created_by_token")
+        .prefetch_related("derived_from")
+        .order_by("pk")
+    )
     for fact in facts.iterator(chunk_size=chunk_size):
         yield fact_as_dict(fact)
 

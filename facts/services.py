@@ -80,11 +80,14 @@ def memory_config_update(*, actor: Actor, changes: dict[str, Any]) -> MemoryConf
         return config
     config.updated_at = timezone.now()
     config.save()
-    audit_log(actor=actor, action="settings.instance", target_type="memory_config",
-              target_id=1, details=changed)
-    if config.embeddings_enabled and (
-        config.embedder_key != before_key or not before_enabled
-    ):
+    audit_log(
+        actor=actor,
+        action="settings.instance",
+        target_type="memory_config",
+        target_id=1,
+        details=changed,
+    )
+    if config.embeddings_enabled and (config.embedder_key != before_key or not before_enabled):
         from facts.tasks import facts_backfill_embeddings
 
         enqueue_on_commit(facts_backfill_embeddings)
@@ -107,7 +110,9 @@ def _clean_content(content: str, config: MemoryConfig) -> str:
 
 def _clean_choice(value: str, choices: type, what: str) -> str:
     if value not in choices.values:
-        raise InvalidInput(f"Unknown {what} '{value}': use one of {', '.join(map(str, choices.values))}.")
+        raise InvalidInput(
+            f"Unknown {what} '{value}': use one of {', '.join(map(str, choices.values))}."
+        )
     return value
 
 
@@ -175,8 +180,9 @@ def fact_input_clean(*, data: dict[str, Any], config: MemoryConfig) -> FactInput
     item.importance = _clean_unit(item.importance, "importance")
     item.confidence = _clean_unit(item.confidence, "confidence")
     if item.extraction_confidence is not None:
-        item.extraction_confidence = _clean_unit(item.extraction_confidence,
-                                                 "extraction confidence")
+        item.extraction_confidence = _clean_unit(
+            item.extraction_confidence, "extraction confidence"
+        )
     item.tags = _clean_tags(item.tags)
     item.source_excerpt = (item.source_excerpt or "")[:EXCERPT_LENGTH]
     if len(item.session_id) > 200 or len(item.fleet) > 100 or len(item.skill) > 200:
@@ -207,14 +213,19 @@ def same_scope_filter(*, scope: dict[str, Any], layer: int = 1) -> tuple[str, tu
     """The compiled id filter of active facts in a write scope (owner, team, project),
     reusable across many near-duplicate checks."""
     same_scope = Fact.objects.filter(
-        owner=scope["owner"], team=scope["team"], project=scope["project"],
-        status=Status.ACTIVE, superseded_by__isnull=True, layer=layer,
+        owner=scope["owner"],
+        team=scope["team"],
+        project=scope["project"],
+        status=Status.ACTIVE,
+        superseded_by__isnull=True,
+        layer=layer,
     )
     return compile_within(same_scope)
 
 
-def find_near_duplicate(*, scope: dict[str, Any], item: FactInput,
-                        within: tuple[str, tuple] | None = None) -> int | None:
+def find_near_duplicate(
+    *, scope: dict[str, Any], item: FactInput, within: tuple[str, tuple] | None = None
+) -> int | None:
     """The id of an active fact in the same scope (owner, team, project) that says the
     same thing: the same or very similar words, or the same subject with more than half
     of the new fact's tags shared."""
@@ -234,8 +245,11 @@ def find_near_duplicate(*, scope: dict[str, Any], item: FactInput,
         if item.tags and similarity >= SAME_SUBJECT_SIMILARITY:
             # Tags are indexed space-joined; a tag with a space inside is one of them.
             stored = set(tags_text.split(" ")) | {tags_text}
-            shared = sum(1 for tag in item.tags if tag in stored or
-                         all(part in stored for part in tag.split(" ")))
+            shared = sum(
+                1
+                for tag in item.tags
+                if tag in stored or all(part in stored for part in tag.split(" "))
+            )
             if shared * 2 > len(item.tags):
                 return fact_id
     return None
@@ -319,8 +333,13 @@ def _merge_into(*, actor: Actor, existing: Fact, item: FactInput, scope: dict[st
     existing.derived_from.add(previous, incoming)
     FACT_FTS.upsert([(existing.pk, fts_values(existing.content, existing.tags))])
     _queue_embedding([existing.pk])
-    audit_log(actor=actor, action="fact.merge", target_type="fact", target_id=existing.pk,
-              details={"parents": [previous.pk, incoming.pk]})
+    audit_log(
+        actor=actor,
+        action="fact.merge",
+        target_type="fact",
+        target_id=existing.pk,
+        details={"parents": [previous.pk, incoming.pk]},
+    )
     return existing
 
 
@@ -329,15 +348,18 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
     config = memory_config_get()
     item = fact_input_clean(data=data, config=config)
     with transaction.atomic():
-        scope = scope_for_new_row(user=actor.user, team=item.team, visibility=item.visibility,
-                                  project=item.project)
+        scope = scope_for_new_row(
+            user=actor.user, team=item.team, visibility=item.visibility, project=item.project
+        )
         old = _resolve_supersedes(actor=actor, fact_id=item.supersedes) if item.supersedes else None
         if old is None:
             existing_id = find_near_duplicate(scope=scope, item=item)
             if existing_id is not None:
                 existing = Fact.objects.get(pk=existing_id)
-                return WriteResult(fact=_merge_into(actor=actor, existing=existing, item=item,
-                                                    scope=scope), created=False)
+                return WriteResult(
+                    fact=_merge_into(actor=actor, existing=existing, item=item, scope=scope),
+                    created=False,
+                )
         fact = _fact_from_input(actor=actor, item=item, scope=scope)
         fact.save()
         FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags))])
@@ -346,12 +368,21 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
             old.superseded_by = fact
             old.save(update_fields=["valid_until", "superseded_by"])
             fact.derived_from.add(old)
-        audit_log(actor=actor, action="fact.create", target_type="fact", target_id=fact.pk,
-                  details={"category": fact.category, "visibility": fact.visibility,
-                           "project": fact.project,
-                           **({"supersedes": old.pk} if old is not None else {})})
-        archived = enforce_active_cap(actor=actor, owner_id=fact.owner_id,
-                                      project=fact.project, config=config, keep=fact.pk)
+        audit_log(
+            actor=actor,
+            action="fact.create",
+            target_type="fact",
+            target_id=fact.pk,
+            details={
+                "category": fact.category,
+                "visibility": fact.visibility,
+                "project": fact.project,
+                **({"supersedes": old.pk} if old is not None else {}),
+            },
+        )
+        archived = enforce_active_cap(
+            actor=actor, owner_id=fact.owner_id, project=fact.project, config=config, keep=fact.pk
+        )
         _queue_embedding([fact.pk])
     return WriteResult(fact=fact, created=True, archived=archived)
 
@@ -376,9 +407,12 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             key = (item.team, item.visibility, item.project)
             if key not in scopes:
                 try:
-                    scopes[key] = scope_for_new_row(user=actor.user, team=item.team,
-                                                    visibility=item.visibility,
-                                                    project=item.project)
+                    scopes[key] = scope_for_new_row(
+                        user=actor.user,
+                        team=item.team,
+                        visibility=item.visibility,
+                        project=item.project,
+                    )
                 except InvalidInput as exc:
                     raise InvalidInput(f"Item {index}: {exc.message}") from None
             new_facts.append(_fact_from_input(actor=actor, item=item, scope=scopes[key]))
@@ -396,13 +430,17 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             scope_key = (item.team, item.visibility, item.project)
             filter_key = (*scope_key, item.layer)
             if filter_key not in filters:
-                filters[filter_key] = same_scope_filter(scope=scopes[scope_key],
-                                                        layer=item.layer)
-            existing_id = find_near_duplicate(scope=scopes[scope_key], item=item,
-                                              within=filters[filter_key])
+                filters[filter_key] = same_scope_filter(scope=scopes[scope_key], layer=item.layer)
+            existing_id = find_near_duplicate(
+                scope=scopes[scope_key], item=item, within=filters[filter_key]
+            )
             if existing_id is not None:
-                merged = _merge_into(actor=actor, existing=Fact.objects.get(pk=existing_id),
-                                     item=item, scope=scopes[scope_key])
+                merged = _merge_into(
+                    actor=actor,
+                    existing=Fact.objects.get(pk=existing_id),
+                    item=item,
+                    scope=scopes[scope_key],
+                )
                 results.append(WriteResult(fact=merged, created=False))
                 slots.append(("result", len(results) - 1))
                 seen[key] = len(slots) - 1
@@ -421,9 +459,13 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             else:
                 final.append(WriteResult(fact=final[ref].fact, created=False))
         if to_insert:
-            audit_log(actor=actor, action="fact.bulk_create", target_type="fact",
-                      target_id=to_insert[0].pk,
-                      details={"count": len(to_insert), "ids": [f.pk for f in to_insert][:100]})
+            audit_log(
+                actor=actor,
+                action="fact.bulk_create",
+                target_type="fact",
+                target_id=to_insert[0].pk,
+                details={"count": len(to_insert), "ids": [f.pk for f in to_insert][:100]},
+            )
         for owner_id, project in {(f.owner_id, f.project) for f in to_insert}:
             enforce_active_cap(actor=actor, owner_id=owner_id, project=project, config=config)
         _queue_embedding([f.pk for f in to_insert])
@@ -433,8 +475,19 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
 # --- Update and delete ------------------------------------------------------------------------
 
 
-EDITABLE_FIELDS = ("content", "category", "importance", "confidence", "sentiment", "tags",
-                   "visibility", "team", "project", "status", "source")
+EDITABLE_FIELDS = (
+    "content",
+    "category",
+    "importance",
+    "confidence",
+    "sentiment",
+    "tags",
+    "visibility",
+    "team",
+    "project",
+    "status",
+    "source",
+)
 
 
 def _require_editable(*, actor: Actor, fact: Fact) -> None:
@@ -476,8 +529,7 @@ def fact_update(*, actor: Actor, fact: Fact, changes: dict[str, Any]) -> Fact:
             visibility=values.get("visibility", fact.visibility),
             project=values.get("project", fact.project),
         )
-        values.update(team=scope["team"], visibility=scope["visibility"],
-                      project=scope["project"])
+        values.update(team=scope["team"], visibility=scope["visibility"], project=scope["project"])
     for name, value in values.items():
         if getattr(fact, name) != value:
             changed[name] = value.name if name == "team" and value is not None else value
@@ -490,8 +542,13 @@ def fact_update(*, actor: Actor, fact: Fact, changes: dict[str, Any]) -> Fact:
         FACT_VECTORS.delete([fact.pk])
     fact.save()
     FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags))])
-    audit_log(actor=actor, action="fact.update", target_type="fact", target_id=fact.pk,
-              details={"fields": sorted(changed)})
+    audit_log(
+        actor=actor,
+        action="fact.update",
+        target_type="fact",
+        target_id=fact.pk,
+        details={"fields": sorted(changed)},
+    )
     if "content" in changed:
         _queue_embedding([fact.pk])
     return fact
@@ -504,8 +561,13 @@ def fact_delete(*, actor: Actor, fact: Fact) -> None:
     fact_id = fact.pk
     FACT_FTS.delete([fact_id])
     FACT_VECTORS.delete([fact_id])
-    audit_log(actor=actor, action="fact.delete", target_type="fact", target_id=fact_id,
-              details={"content": fact.content[:EXCERPT_LENGTH]})
+    audit_log(
+        actor=actor,
+        action="fact.delete",
+        target_type="fact",
+        target_id=fact_id,
+        details={"content": fact.content[:EXCERPT_LENGTH]},
+    )
     fact.delete()
 
 
@@ -520,8 +582,14 @@ def retention_value(fact: Fact, *, now: Any, half_life_days: float) -> float:
     return 0.6 * fact.importance + 0.3 * recency + 0.1 * use
 
 
-def enforce_active_cap(*, actor: Actor | None, owner_id: int, project: str,
-                       config: MemoryConfig, keep: int | None = None) -> list[int]:
+def enforce_active_cap(
+    *,
+    actor: Actor | None,
+    owner_id: int,
+    project: str,
+    config: MemoryConfig,
+    keep: int | None = None,
+) -> list[int]:
     """Archive the least valuable active facts of an owner's project past the cap."""
     cap = config.max_active_facts
     if not cap:
@@ -531,17 +599,30 @@ def enforce_active_cap(*, actor: Actor | None, owner_id: int, project: str,
     if excess <= 0:
         return []
     now = timezone.now()
-    candidates = list(active.exclude(pk=keep).only(
-        "id", "importance", "created_at", "last_accessed_at", "access_count"))
-    candidates.sort(key=lambda f: (retention_value(f, now=now,
-                                                   half_life_days=config.recency_half_life_days),
-                                   f.pk))
+    candidates = list(
+        active.exclude(pk=keep).only(
+            "id", "importance", "created_at", "last_accessed_at", "access_count"
+        )
+    )
+    candidates.sort(
+        key=lambda f: (
+            retention_value(f, now=now, half_life_days=config.recency_half_life_days),
+            f.pk,
+        )
+    )
     victims = [f.pk for f in candidates[:excess]]
     Fact.objects.filter(pk__in=victims).update(status=Status.ARCHIVED, updated_at=now)
-    audit_log(actor=actor, action="fact.archive", target_type="fact",
-              target_id=victims[0] if victims else "",
-              details={"reason": f"over the cap of {cap} active facts", "ids": victims,
-                       "project": project})
+    audit_log(
+        actor=actor,
+        action="fact.archive",
+        target_type="fact",
+        target_id=victims[0] if victims else "",
+        details={
+            "reason": f"over the cap of {cap} active facts",
+            "ids": victims,
+            "project": project,
+        },
+    )
     return victims
 
 
@@ -553,8 +634,12 @@ def current_embedder(config: MemoryConfig | None = None):
     from memoryhub.embeddings import get_embedder
 
     config = config or memory_config_get()
-    return get_embedder(provider=config.embeddings_provider, url=config.embeddings_url,
-                        model=config.embeddings_model, api_key=config.embeddings_api_key)
+    return get_embedder(
+        provider=config.embeddings_provider,
+        url=config.embeddings_url,
+        model=config.embeddings_model,
+        api_key=config.embeddings_api_key,
+    )
 
 
 def facts_embed(*, fact_ids: Sequence[int]) -> int:
@@ -568,18 +653,25 @@ def facts_embed(*, fact_ids: Sequence[int]) -> int:
     done = 0
     ids = list(fact_ids)
     for start in range(0, len(ids), EMBED_BATCH):
-        chunk = list(Fact.objects.filter(pk__in=ids[start:start + EMBED_BATCH])
-                     .values_list("pk", "content"))
+        chunk = list(
+            Fact.objects.filter(pk__in=ids[start : start + EMBED_BATCH]).values_list(
+                "pk", "content"
+            )
+        )
         if not chunk:
             continue
         vectors = embedder.embed([content for _, content in chunk])
         FACT_VECTORS.ensure_dim(embedder.dim)
         with transaction.atomic():
             # Only facts whose content is still what was embedded get the vector.
-            current = dict(Fact.objects.filter(pk__in=[pk for pk, _ in chunk])
-                           .values_list("pk", "content"))
-            fresh = [(pk, vec) for (pk, content), vec in zip(chunk, vectors, strict=True)
-                     if current.get(pk) == content]
+            current = dict(
+                Fact.objects.filter(pk__in=[pk for pk, _ in chunk]).values_list("pk", "content")
+            )
+            fresh = [
+                (pk, vec)
+                for (pk, content), vec in zip(chunk, vectors, strict=True)
+                if current.get(pk) == content
+            ]
             FACT_VECTORS.upsert(fresh, model=embedder.model_id)
             Fact.objects.filter(pk__in=[pk for pk, _ in fresh]).update(
                 embedding_model=embedder.model_id
@@ -612,8 +704,12 @@ def facts_backfill(*, batch_size: int = 256) -> int:
     total = 0
     last_id = 0
     while True:
-        ids = list(facts_needing_embedding(config).filter(pk__gt=last_id).order_by("pk")
-                   .values_list("pk", flat=True)[:batch_size])
+        ids = list(
+            facts_needing_embedding(config)
+            .filter(pk__gt=last_id)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:batch_size]
+        )
         if not ids:
             return total
         total += facts_embed(fact_ids=ids)

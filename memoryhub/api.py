@@ -21,8 +21,9 @@ api = NinjaAPI(
 
 @api.exception_handler(ApplicationError)
 def on_application_error(request: HttpRequest, exc: ApplicationError) -> HttpResponse:
-    return api.create_response(request, {"detail": exc.message, **exc.extra},
-                               status=exc.status_code)
+    return api.create_response(
+        request, {"detail": exc.message, **exc.extra}, status=exc.status_code
+    )
 
 
 @api.exception_handler(HttpError)

@@ -46,8 +46,12 @@ def check_broker() -> dict[str, Any]:
             conn.ensure_connection(max_retries=1, interval_start=0, timeout=2)
         return {"ok": True, "transport": url.split("://", 1)[0], "url": _redact(url)}
     except Exception as exc:
-        return {"ok": False, "transport": url.split("://", 1)[0], "url": _redact(url),
-                "error": str(exc)}
+        return {
+            "ok": False,
+            "transport": url.split("://", 1)[0],
+            "url": _redact(url),
+            "error": str(exc),
+        }
 
 
 def check_worker(timeout: float = 2.0) -> dict[str, Any]:
@@ -68,8 +72,9 @@ def health_report() -> dict[str, Any]:
         "broker": check_broker(),
     }
     report["worker"] = (
-        check_worker() if report["broker"]["ok"] else {"ok": False, "workers": [],
-                                                       "error": "broker unreachable"}
+        check_worker()
+        if report["broker"]["ok"]
+        else {"ok": False, "workers": [], "error": "broker unreachable"}
     )
     report["status"] = "ok" if all(part["ok"] for part in report.values()) else "degraded"
     return report

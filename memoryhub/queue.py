@@ -8,8 +8,11 @@ def celery_queue_settings(*, redis_url: str, data_dir: Path) -> dict[str, Any]:
     """Celery settings (lower-case keys) for Redis when ``redis_url`` is set, else for
     Celery's filesystem transport under ``data_dir/queue``."""
     if redis_url:
-        return {"broker_url": redis_url, "result_backend": redis_url,
-                "broker_transport_options": {}}
+        return {
+            "broker_url": redis_url,
+            "result_backend": redis_url,
+            "broker_transport_options": {},
+        }
     queue_dir = data_dir / "queue"
     for sub in ("messages", "processed", "control", "results"):
         (queue_dir / sub).mkdir(parents=True, exist_ok=True)

@@ -14,8 +14,8 @@ def home(request: HttpRequest) -> HttpResponse:
         {
             "memberships": memberships_of(user=request.user),
             "prefs": memory_settings_get(user=request.user),
-            "active_tokens": agent_token_list(user=request.user).filter(
-                revoked_at__isnull=True
-            ).count(),
+            "active_tokens": agent_token_list(user=request.user)
+            .filter(revoked_at__isnull=True)
+            .count(),
         },
     )

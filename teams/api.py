@@ -19,17 +19,16 @@ def _me(request: HttpRequest) -> dict:
         "username": user.get_username(),
         "is_staff": user.is_staff,
         "teams": [
-            TeamOut(id=m.team_id, name=m.team.name, role=m.role)
-            for m in memberships_of(user=user)
+            TeamOut(id=m.team_id, name=m.team.name, role=m.role) for m in memberships_of(user=user)
         ],
         "settings": {
             "active_team": prefs.active_team.name if prefs.active_team else None,
             "default_visibility": prefs.default_visibility,
         },
         "token": (
-            {"name": token.name, "fleet": token.fleet, "role": token.role,
-             "scopes": token.scopes}
-            if token else None
+            {"name": token.name, "fleet": token.fleet, "role": token.role, "scopes": token.scopes}
+            if token
+            else None
         ),
     }
 
@@ -43,8 +42,10 @@ def me(request: HttpRequest) -> dict:
 @router.get("/teams", response=list[TeamOut], auth=read_auth)
 def teams(request: HttpRequest) -> list[TeamOut]:
     """Teams the caller belongs to, with their role."""
-    return [TeamOut(id=m.team_id, name=m.team.name, role=m.role)
-            for m in memberships_of(user=request.user)]
+    return [
+        TeamOut(id=m.team_id, name=m.team.name, role=m.role)
+        for m in memberships_of(user=request.user)
+    ]
 
 
 @router.put("/me/settings", response=MeOut, auth=write_auth)

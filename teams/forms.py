@@ -43,9 +43,9 @@ class MemorySettingsForm(forms.Form):
 
     def __init__(self, *args: object, user: AbstractBaseUser, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["active_team"].queryset = Group.objects.filter(
-            memberships__user=user
-        ).order_by("name")
+        self.fields["active_team"].queryset = Group.objects.filter(memberships__user=user).order_by(
+            "name"
+        )
 
 
 class AuditFilterForm(forms.Form):

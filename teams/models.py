@@ -80,9 +80,7 @@ class ScopedQuerySet(models.QuerySet):
 class ScopedModel(models.Model):
     """A row that belongs to an owner, optionally a team, and a project scope key."""
 
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
-    )
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     team = models.ForeignKey(
         Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

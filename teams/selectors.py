@@ -69,7 +69,7 @@ def audit_event_list(
 
 
 def audit_action_names(*, viewer: AbstractBaseUser) -> list[str]:
-    events = AuditEvent.objects.all() if viewer.is_staff else AuditEvent.objects.filter(
-        actor=viewer
+    events = (
+        AuditEvent.objects.all() if viewer.is_staff else AuditEvent.objects.filter(actor=viewer)
     )
     return list(events.order_by("action").values_list("action", flat=True).distinct())

@@ -96,8 +96,13 @@ def team_create(*, actor: Actor, name: str) -> Group:
         raise Conflict(f"A team named '{name}' already exists.")
     team = Group.objects.create(name=name)
     Membership.objects.create(user=actor.user, team=team, role=Role.ADMIN)
-    audit_log(actor=actor, action="team.create", target_type="team", target_id=team.pk,
-              details={"name": name})
+    audit_log(
+        actor=actor,
+        action="team.create",
+        target_type="team",
+        target_id=team.pk,
+        details={"name": name},
+    )
     return team
 
 
@@ -106,8 +111,13 @@ def team_delete(*, actor: Actor, team: Group) -> None:
     """Delete a team (staff only). Its rows fall back to their owners (team unset)."""
     if not actor.user.is_staff:
         raise Forbidden("Only staff can delete teams.")
-    audit_log(actor=actor, action="team.delete", target_type="team", target_id=team.pk,
-              details={"name": team.name})
+    audit_log(
+        actor=actor,
+        action="team.delete",
+        target_type="team",
+        target_id=team.pk,
+        details={"name": team.name},
+    )
     team.delete()
 
 
@@ -126,8 +136,13 @@ def membership_add(*, actor: Actor, team: Group, user: AbstractBaseUser, role: s
     if Membership.objects.filter(user=user, team=team).exists():
         raise Conflict(f"{user.get_username()} is already a member of {team.name}.")
     membership = Membership.objects.create(user=user, team=team, role=role)
-    audit_log(actor=actor, action="membership.add", target_type="team", target_id=team.pk,
-              details={"team": team.name, "user": user.get_username(), "role": role})
+    audit_log(
+        actor=actor,
+        action="membership.add",
+        target_type="team",
+        target_id=team.pk,
+        details={"team": team.name, "user": user.get_username(), "role": role},
+    )
     return membership
 
 
@@ -140,10 +155,18 @@ def membership_set_role(*, actor: Actor, membership: Membership, role: str) -> M
     old = membership.role
     membership.role = role
     membership.save(update_fields=["role"])
-    audit_log(actor=actor, action="membership.role", target_type="team",
-              target_id=membership.team_id,
-              details={"team": membership.team.name, "user": membership.user.get_username(),
-                       "from": old, "to": role})
+    audit_log(
+        actor=actor,
+        action="membership.role",
+        target_type="team",
+        target_id=membership.team_id,
+        details={
+            "team": membership.team.name,
+            "user": membership.user.get_username(),
+            "from": old,
+            "to": role,
+        },
+    )
     return membership
 
 
@@ -155,9 +178,13 @@ def membership_remove(*, actor: Actor, membership: Membership) -> None:
     MemorySettings.objects.filter(user=membership.user, active_team=membership.team).update(
         active_team=None
     )
-    audit_log(actor=actor, action="membership.remove", target_type="team",
-              target_id=membership.team_id,
-              details={"team": membership.team.name, "user": membership.user.get_username()})
+    audit_log(
+        actor=actor,
+        action="membership.remove",
+        target_type="team",
+        target_id=membership.team_id,
+        details={"team": membership.team.name, "user": membership.user.get_username()},
+    )
     membership.delete()
 
 
@@ -194,8 +221,7 @@ def memory_settings_update(
     """Set the user's active team (one they belong to, or none) and default visibility."""
     if default_visibility not in Visibility.values:
         raise InvalidInput(
-            f"Unknown visibility '{default_visibility}': use one of "
-            f"{', '.join(Visibility.values)}."
+            f"Unknown visibility '{default_visibility}': use one of {', '.join(Visibility.values)}."
         )
     team = resolve_team(user=actor.user, team=active_team)
     if default_visibility == Visibility.TEAM and team is None:
@@ -204,10 +230,16 @@ def memory_settings_update(
     found.active_team = team
     found.default_visibility = default_visibility
     found.save()
-    audit_log(actor=actor, action="settings.memory", target_type="user",
-              target_id=actor.user.pk,
-              details={"active_team": team.name if team else None,
-                       "default_visibility": default_visibility})
+    audit_log(
+        actor=actor,
+        action="settings.memory",
+        target_type="user",
+        target_id=actor.user.pk,
+        details={
+            "active_team": team.name if team else None,
+            "default_visibility": default_visibility,
+        },
+    )
     return found
 
 
@@ -227,9 +259,10 @@ def scope_for_new_row(
     chosen_team = resolve_team(user=user, team=team) if team not in (None, "") else None
     if chosen_team is None and team in (None, ""):
         chosen_team = prefs.active_team
-        if chosen_team is not None and not Membership.objects.filter(
-            user=user, team=chosen_team
-        ).exists():
+        if (
+            chosen_team is not None
+            and not Membership.objects.filter(user=user, team=chosen_team).exists()
+        ):
             chosen_team = None
     chosen_visibility = visibility or prefs.default_visibility
     if chosen_visibility not in Visibility.values:
@@ -241,8 +274,7 @@ def scope_for_new_row(
     project = (project or "").strip()
     if len(project) > 200:
         raise InvalidInput("A project key is at most 200 characters.")
-    return {"owner": user, "team": chosen_team, "visibility": chosen_visibility,
-            "project": project}
+    return {"owner": user, "team": chosen_team, "visibility": chosen_visibility, "project": project}
 
 
 # --- Agent tokens -------------------------------------------------------------------------------
@@ -253,9 +285,7 @@ def _clean_scopes(scopes: list[str] | str) -> list[str]:
         scopes = [s.strip() for s in scopes.split(",") if s.strip()]
     unknown = sorted(set(scopes) - set(Scope.values))
     if unknown:
-        raise InvalidInput(
-            f"Unknown scope {', '.join(unknown)}: use {', '.join(Scope.values)}."
-        )
+        raise InvalidInput(f"Unknown scope {', '.join(unknown)}: use {', '.join(Scope.values)}.")
     if not scopes:
         raise InvalidInput("A token needs at least one scope (read, write).")
     return [s for s in Scope.values if s in scopes]
@@ -293,9 +323,13 @@ def agent_token_create(
         )
     except IntegrityError as exc:
         raise Conflict(f"You already have an active token named '{name}'.") from exc
-    audit_log(actor=actor, action="token.create", target_type="agent_token", target_id=token.pk,
-              details={"name": name, "fleet": token.fleet, "role": token.role,
-                       "scopes": clean_scopes})
+    audit_log(
+        actor=actor,
+        action="token.create",
+        target_type="agent_token",
+        target_id=token.pk,
+        details={"name": name, "fleet": token.fleet, "role": token.role, "scopes": clean_scopes},
+    )
     return token, secret
 
 
@@ -307,8 +341,13 @@ def agent_token_revoke(*, actor: Actor, token: AgentToken) -> AgentToken:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
-        audit_log(actor=actor, action="token.revoke", target_type="agent_token",
-                  target_id=token.pk, details={"name": token.name})
+        audit_log(
+            actor=actor,
+            action="token.revoke",
+            target_type="agent_token",
+            target_id=token.pk,
+            details={"name": token.name},
+        )
     return token
 
 
@@ -319,9 +358,7 @@ class TokenRejected(Exception):
 def agent_token_authenticate(*, secret: str) -> AgentToken:
     """The active token for ``secret``, its last use recorded (at minute resolution)."""
     token = (
-        AgentToken.objects.select_related("user")
-        .filter(secret_hash=hash_secret(secret))
-        .first()
+        AgentToken.objects.select_related("user").filter(secret_hash=hash_secret(secret)).first()
     )
     if token is None:
         raise TokenRejected("Invalid token.")

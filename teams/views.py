@@ -44,8 +44,9 @@ def team_create_view(request: HttpRequest) -> HttpResponse:
     status = 400
     if form.is_valid():
         try:
-            team = services.team_create(actor=Actor.from_request(request),
-                                        name=form.cleaned_data["name"])
+            team = services.team_create(
+                actor=Actor.from_request(request), name=form.cleaned_data["name"]
+            )
         except ApplicationError as exc:
             form.add_error("name", exc.message)
             status = exc.status_code
@@ -103,8 +104,12 @@ def member_add_view(request: HttpRequest, team_id: int) -> HttpResponse:
     if not form.is_valid():
         return _render_members(request, team, status=400, add_error=form.errors.as_text())
     try:
-        services.membership_add(actor=Actor.from_request(request), team=team,
-                                user=form.cleaned_data["user"], role=form.cleaned_data["role"])
+        services.membership_add(
+            actor=Actor.from_request(request),
+            team=team,
+            user=form.cleaned_data["user"],
+            role=form.cleaned_data["role"],
+        )
     except ApplicationError as exc:
         return _render_members(request, team, status=exc.status_code, add_error=exc.message)
     return _render_members(request, team)
@@ -119,8 +124,9 @@ def member_role_view(request: HttpRequest, team_id: int, membership_id: int) -> 
     if not form.is_valid():
         return _render_members(request, team, status=400, add_error=form.errors.as_text())
     try:
-        services.membership_set_role(actor=Actor.from_request(request), membership=membership,
-                                     role=form.cleaned_data["role"])
+        services.membership_set_role(
+            actor=Actor.from_request(request), membership=membership, role=form.cleaned_data["role"]
+        )
     except ApplicationError as exc:
         return _render_members(request, team, status=exc.status_code, add_error=exc.message)
     return _render_members(request, team)

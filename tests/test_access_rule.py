@@ -23,10 +23,12 @@ MATRIX = {
 
 
 @pytest.mark.parametrize(("visibility", "viewer"), sorted(MATRIX))
-def test_visible_to_follows_the_rule(visibility, viewer, owner, teammate, outsider, team,
-                                     other_team):
-    fact = Fact.objects.create(owner=owner, team=team, visibility=visibility,
-                               content=f"{visibility} note")
+def test_visible_to_follows_the_rule(
+    visibility, viewer, owner, teammate, outsider, team, other_team
+):
+    fact = Fact.objects.create(
+        owner=owner, team=team, visibility=visibility, content=f"{visibility} note"
+    )
     user = {"owner": owner, "teammate": teammate, "outsider": outsider}[viewer]
     expected = MATRIX[(visibility, viewer)]
     assert Fact.objects.visible_to(user).filter(pk=fact.pk).exists() is expected
@@ -62,8 +64,9 @@ def test_staff_do_not_see_others_private_rows(owner, staff):
     assert not Fact.objects.visible_to(staff).filter(pk=fact.pk).exists()
 
 
-def test_visible_to_is_one_query_without_duplicates(owner, teammate, team, make_user,
-                                                    django_assert_num_queries):
+def test_visible_to_is_one_query_without_duplicates(
+    owner, teammate, team, make_user, django_assert_num_queries
+):
     from django.contrib.auth.models import Group
 
     from teams.models import Membership

@@ -18,8 +18,9 @@ def test_malformed_json_is_a_4xx_with_a_message(owner, agent_client):
 
 def test_wrong_types_are_422_with_field_messages(owner, agent_client):
     client = agent_client(owner)
-    response = client.put("/api/me/settings", {"default_visibility": ["team"]},
-                          content_type="application/json")
+    response = client.put(
+        "/api/me/settings", {"default_visibility": ["team"]}, content_type="application/json"
+    )
     assert response.status_code == 422
     body = response.json()
     assert body["errors"][0]["field"] == "payload.default_visibility" or body["errors"][0][

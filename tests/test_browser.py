@@ -11,8 +11,16 @@ def test_login_shows_the_dashboard_with_navigation(page, live_server, login, own
     login(owner)
     assert page.locator("h1").inner_text() == "Welcome, alice"
     nav = page.locator("nav.nav").inner_text()
-    for item in ("Memory", "CodeGraph", "Wiki", "Knowledge graph", "Teams", "Agents",
-                 "Audit", "Settings"):
+    for item in (
+        "Memory",
+        "CodeGraph",
+        "Wiki",
+        "Knowledge graph",
+        "Teams",
+        "Agents",
+        "Audit",
+        "Settings",
+    ):
         assert item in nav
 
 

@@ -21,8 +21,10 @@ def test_vec0_tables_answer_knn_queries():
     with connection.cursor() as cursor:
         cursor.execute("create virtual table probe_vec using vec0(embedding float[3])")
         for rowid, vec in [(1, (1, 0, 0)), (2, (0, 1, 0)), (3, (0.9, 0.1, 0))]:
-            cursor.execute("insert into probe_vec(rowid, embedding) values (%s, %s)",
-                           [rowid, struct.pack("<3f", *vec)])
+            cursor.execute(
+                "insert into probe_vec(rowid, embedding) values (%s, %s)",
+                [rowid, struct.pack("<3f", *vec)],
+            )
         cursor.execute(
             "select rowid from probe_vec where embedding match %s and k = 2 order by distance",
             [struct.pack("<3f", 1, 0, 0)],

@@ -41,8 +41,10 @@ def list_pages(request: HttpRequest, filters: Query[ListFilters]) -> dict[str, A
         pages = pages.filter(project="")  # ?project= asks for the organisation pages
     count = pages.count()
     actor = Actor.from_request(request)
-    items = [selectors.page_as_dict(p, actor=actor, content=False)
-             for p in pages[offset:offset + limit]]
+    items = [
+        selectors.page_as_dict(p, actor=actor, content=False)
+        for p in pages[offset : offset + limit]
+    ]
     next_url = None
     if offset + limit < count:
         params = request.GET.copy()
@@ -62,14 +64,23 @@ def upsert_page(request: HttpRequest, payload: PageIn) -> Status:
 
 
 @router.get("/search", response=SearchOut, auth=read_auth)
-def search_pages(request: HttpRequest, q: str, project: str | None = None,
-                 kind: str | None = None, tag: str | None = None,
-                 limit: int = 20) -> dict[str, Any]:
+def search_pages(
+    request: HttpRequest,
+    q: str,
+    project: str | None = None,
+    kind: str | None = None,
+    tag: str | None = None,
+    limit: int = 20,
+) -> dict[str, Any]:
     """Pages matching ``q`` in title, content or tags, best bm25 first, with snippets
     whose matches are marked ``[[``/``]]``. Any text is a valid query."""
     actor = Actor.from_request(request)
-    hits = selectors.wiki_page_search(user=request.user, query=q, limit=limit,
-                                      filters={"project": project, "kind": kind, "tag": tag})
+    hits = selectors.wiki_page_search(
+        user=request.user,
+        query=q,
+        limit=limit,
+        filters={"project": project, "kind": kind, "tag": tag},
+    )
     items = []
     for hit in hits:
         item = selectors.page_as_dict(hit.page, actor=actor, content=False)

@@ -15,13 +15,17 @@ def _any(choices: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
 
 class PageFilterForm(forms.Form):
     q = forms.CharField(
-        required=False, max_length=1000, label="Search",
-        widget=forms.TextInput(attrs={"type": "search",
-                                      "placeholder": "Search titles, text and tags"}),
+        required=False,
+        max_length=1000,
+        label="Search",
+        widget=forms.TextInput(
+            attrs={"type": "search", "placeholder": "Search titles, text and tags"}
+        ),
     )
     tag = forms.CharField(required=False, max_length=64)
-    kind = forms.CharField(required=False, max_length=40,
-                           widget=forms.Select(choices=_any(Kind.choices)))
+    kind = forms.CharField(
+        required=False, max_length=40, widget=forms.Select(choices=_any(Kind.choices))
+    )
     project = forms.CharField(required=False, max_length=200)
 
     def filters(self) -> dict[str, Any]:
@@ -33,17 +37,22 @@ class PageForm(forms.Form):
 
     title = forms.CharField(required=False, strip=False)
     content = forms.CharField(
-        required=False, strip=False,
+        required=False,
+        strip=False,
         widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "true", "class": "wiki-source"}),
     )
-    tags = forms.CharField(required=False, help_text="Comma-separated",
-                           widget=forms.TextInput(attrs={"placeholder": "ops, deploy"}))
+    tags = forms.CharField(
+        required=False,
+        help_text="Comma-separated",
+        widget=forms.TextInput(attrs={"placeholder": "ops, deploy"}),
+    )
     kind = forms.CharField(initial=Kind.NOTE, widget=forms.Select(choices=Kind.choices))
-    project = forms.CharField(required=False, max_length=200,
-                              help_text="Empty for an organisation page")
-    visibility = forms.CharField(required=False,
-                                 widget=forms.Select(choices=[("", "your default"),
-                                                                 *Visibility.choices]))
+    project = forms.CharField(
+        required=False, max_length=200, help_text="Empty for an organisation page"
+    )
+    visibility = forms.CharField(
+        required=False, widget=forms.Select(choices=[("", "your default"), *Visibility.choices])
+    )
 
     def upsert_arguments(self) -> dict[str, Any]:
         data = self.cleaned_data

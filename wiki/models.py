@@ -36,8 +36,9 @@ class Kind(models.TextChoices):
 KIND_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
 
 
-def page_fingerprint(*, title: str, content: str, tags: list[str], kind: str,
-                     visibility: str) -> str:
+def page_fingerprint(
+    *, title: str, content: str, tags: list[str], kind: str, visibility: str
+) -> str:
     """A hash of everything a page file carries; folder sync compares it to skip
     files that have not changed."""
     payload = json.dumps([title, content, tags, kind, visibility], ensure_ascii=False)
@@ -58,7 +59,10 @@ class Page(ScopedModel):
     scanner_version = models.CharField(max_length=40, blank=True, default="")
     flagged = models.BooleanField(default=False, db_index=True)
     approved_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     approved_at = models.DateTimeField(null=True, blank=True)
@@ -69,8 +73,9 @@ class Page(ScopedModel):
     class Meta:
         ordering = ["-updated_at", "-id"]
         constraints = [
-            models.UniqueConstraint(fields=["owner", "project", "slug"],
-                                    name="wiki_page_unique_owner_project_slug"),
+            models.UniqueConstraint(
+                fields=["owner", "project", "slug"], name="wiki_page_unique_owner_project_slug"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -86,8 +91,13 @@ class Page(ScopedModel):
         return self.flagged and not self.is_approved
 
     def fingerprint(self) -> str:
-        return page_fingerprint(title=self.title, content=self.content, tags=list(self.tags),
-                                kind=self.kind, visibility=self.visibility)
+        return page_fingerprint(
+            title=self.title,
+            content=self.content,
+            tags=list(self.tags),
+            kind=self.kind,
+            visibility=self.visibility,
+        )
 
     def can_be_approved_by(self, user: Any) -> bool:
         """The owner, an admin of the page's team, or staff (for pages they can see)."""
@@ -100,7 +110,10 @@ class PageRevision(models.Model):
     page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="revisions")
     number = models.PositiveIntegerField()
     author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     # The agent that wrote it, when one did: the history shows "alice via agent X".
@@ -113,8 +126,9 @@ class PageRevision(models.Model):
     class Meta:
         ordering = ["-number"]
         constraints = [
-            models.UniqueConstraint(fields=["page", "number"],
-                                    name="wiki_revision_unique_page_number"),
+            models.UniqueConstraint(
+                fields=["page", "number"], name="wiki_revision_unique_page_number"
+            ),
         ]
 
     def __str__(self) -> str:

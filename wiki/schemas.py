@@ -5,8 +5,9 @@ from ninja import Field, Schema
 
 
 class PageIn(Schema):
-    title: str = Field(..., description="Upsert key: the same title in the same project "
-                                        "updates that page")
+    title: str = Field(
+        ..., description="Upsert key: the same title in the same project updates that page"
+    )
     content: str
     tags: list[str] | None = None
     kind: str | None = Field(None, description="note, runbook, adr, pdd, review, triage, ...")

@@ -45,8 +45,12 @@ def wiki_page_list_visible(*, user: Any, filters: dict[str, Any] | None = None) 
 
 def wiki_page_get_visible(*, user: Any, page_id: int) -> Page:
     """One page the user may read, by id."""
-    page = (Page.objects.visible_to(user).select_related("owner", "team", "approved_by")
-            .filter(pk=page_id).first())
+    page = (
+        Page.objects.visible_to(user)
+        .select_related("owner", "team", "approved_by")
+        .filter(pk=page_id)
+        .first()
+    )
     if page is None:
         raise NotFound(f"No page {page_id}.")
     return page
@@ -62,13 +66,22 @@ def wiki_page_find(*, user: Any, title_or_slug: str, project: str | None = None)
         slug = page_slug(text)
     except InvalidInput:
         slug = text
-    pages = (Page.objects.visible_to(user).select_related("owner", "team", "approved_by")
-             .filter(Q(slug=slug) | Q(slug=text) | Q(title__iexact=text)))
+    pages = (
+        Page.objects.visible_to(user)
+        .select_related("owner", "team", "approved_by")
+        .filter(Q(slug=slug) | Q(slug=text) | Q(title__iexact=text))
+    )
     if project is not None:
         pages = pages.filter(project=project.strip())
-    page = (pages.annotate(mine=Case(When(owner_id=user.pk, then=Value(0)), default=Value(1),
-                                     output_field=IntegerField()))
-            .order_by("mine", "-updated_at", "-id").first())
+    page = (
+        pages.annotate(
+            mine=Case(
+                When(owner_id=user.pk, then=Value(0)), default=Value(1), output_field=IntegerField()
+            )
+        )
+        .order_by("mine", "-updated_at", "-id")
+        .first()
+    )
     if page is None:
         where = f" in project '{project}'" if project else ""
         raise NotFound(f"No page '{text}'{where}.")
@@ -82,8 +95,9 @@ class SearchHit:
     score: float
 
 
-def wiki_page_search(*, user: Any, query: str, limit: int = 20,
-                     filters: dict[str, Any] | None = None) -> list[SearchHit]:
+def wiki_page_search(
+    *, user: Any, query: str, limit: int = 20, filters: dict[str, Any] | None = None
+) -> list[SearchHit]:
     """Visible pages matching ``query`` in title, content or tags, best bm25 first, each
     with a snippet whose matches are marked ``[[``/``]]``. Pages holding every word come
     first; if none does, pages holding any word. Any text is accepted: FTS operators
@@ -95,14 +109,17 @@ def wiki_page_search(*, user: Any, query: str, limit: int = 20,
     if not 1 <= limit <= 200:
         raise InvalidInput("limit must be between 1 and 200.")
     scope = wiki_page_list_visible(user=user, filters=filters).order_by()
-    hits = PAGE_FTS.search(match_all(query), limit=limit, within=scope,
-                           snippet_column=SNIPPET_BEST_COLUMN)
+    hits = PAGE_FTS.search(
+        match_all(query), limit=limit, within=scope, snippet_column=SNIPPET_BEST_COLUMN
+    )
     if not hits:
-        hits = PAGE_FTS.search(match_any(query), limit=limit, within=scope,
-                               snippet_column=SNIPPET_BEST_COLUMN)
+        hits = PAGE_FTS.search(
+            match_any(query), limit=limit, within=scope, snippet_column=SNIPPET_BEST_COLUMN
+        )
     found = scope.select_related("owner", "team", "approved_by").in_bulk([h.id for h in hits])
-    return [SearchHit(page=found[h.id], snippet=h.snippet, score=h.score)
-            for h in hits if h.id in found]
+    return [
+        SearchHit(page=found[h.id], snippet=h.snippet, score=h.score) for h in hits if h.id in found
+    ]
 
 
 def wiki_page_stats(*, user: Any) -> dict[str, Any]:
@@ -111,8 +128,7 @@ def wiki_page_stats(*, user: Any) -> dict[str, Any]:
     pages = Page.objects.visible_to(user).order_by()
 
     def counts(name: str) -> dict[str, int]:
-        return {str(row[name]): row["n"]
-                for row in pages.values(name).annotate(n=Count("id"))}
+        return {str(row[name]): row["n"] for row in pages.values(name).annotate(n=Count("id"))}
 
     by_kind = counts("kind")
     return {
@@ -133,8 +149,9 @@ def wiki_review_queue(*, user: Any) -> QuerySet[Page]:
     if user.is_staff:
         return pages
     admin_teams = Membership.objects.filter(user_id=user.pk, role=Role.ADMIN).values("team_id")
-    return pages.filter(Q(owner_id=user.pk)
-                        | Q(visibility=Visibility.TEAM, team_id__in=admin_teams))
+    return pages.filter(
+        Q(owner_id=user.pk) | Q(visibility=Visibility.TEAM, team_id__in=admin_teams)
+    )
 
 
 def wiki_revision_list(*, page: Page) -> QuerySet[PageRevision]:
@@ -152,12 +169,17 @@ def wiki_revision_get(*, page: Page, number: int) -> PageRevision:
 def wiki_revision_diff(*, page: Page, old: int, new: int) -> list[tuple[str, str]]:
     """A unified diff between two revisions as ``(kind, line)`` pairs, kind being one of
     "add", "del", "hunk", "meta" or "same", for the template to style."""
-    before, after = wiki_revision_get(page=page, number=old), wiki_revision_get(page=page,
-                                                                                  number=new)
+    before, after = (
+        wiki_revision_get(page=page, number=old),
+        wiki_revision_get(page=page, number=new),
+    )
     lines = difflib.unified_diff(
         [f"# {before.title}", "", *before.content.splitlines()],
         [f"# {after.title}", "", *after.content.splitlines()],
-        fromfile=f"r{old}", tofile=f"r{new}", lineterm="", n=3,
+        fromfile=f"r{old}",
+        tofile=f"r{new}",
+        lineterm="",
+        n=3,
     )
     kinds = []
     for line in lines:
@@ -211,8 +233,11 @@ def page_as_dict(page: Page, *, actor: Actor, content: bool = True) -> dict[str,
 
 def wiki_page_export_rows(*, user: Any, project: str | None = None) -> Iterator[Page]:
     """Every page the user may read (optionally of one project), in a stable order."""
-    pages = Page.objects.visible_to(user).select_related("owner", "team").order_by(
-        "project", "slug", "owner_id")
+    pages = (
+        Page.objects.visible_to(user)
+        .select_related("owner", "team")
+        .order_by("project", "slug", "owner_id")
+    )
     if project is not None:
         pages = pages.filter(project=project)
     yield from pages.iterator(chunk_size=200)

@@ -87,8 +87,7 @@ def clean_kind(kind: Any) -> str:
     kind = Kind.NOTE if kind in (None, "") else kind
     if not isinstance(kind, str) or not _KIND_RE.match(kind):
         raise InvalidInput(
-            f"Unknown kind {kind!r}: use a short lowercase word such as "
-            f"{', '.join(Kind.values)}."
+            f"Unknown kind {kind!r}: use a short lowercase word such as {', '.join(Kind.values)}."
         )
     return kind
 
@@ -109,10 +108,9 @@ def _scan(page: Page) -> None:
     """Store the scanner's findings for the title and the content of ``page``."""
     content_findings = scanner.scan(page.content)
     title_findings = scanner.scan(page.title)
-    page.findings = (
-        [{**f.to_dict(), "field": "content"} for f in content_findings]
-        + [{**f.to_dict(), "field": "title"} for f in title_findings]
-    )
+    page.findings = [{**f.to_dict(), "field": "content"} for f in content_findings] + [
+        {**f.to_dict(), "field": "title"} for f in title_findings
+    ]
     page.flagged = scanner.is_flagged([*content_findings, *title_findings])
     page.scanner_version = str(scanner.SCANNER_VERSION)
 
@@ -124,8 +122,13 @@ def _index(page: Page) -> None:
 def _keep_revision(*, actor: Actor, page: Page) -> PageRevision:
     last = page.revisions.aggregate(last=Max("number"))["last"] or 0
     return PageRevision.objects.create(
-        page=page, number=last + 1, author=actor.user, author_label=actor.label,
-        created_at=page.updated_at, title=page.title, content=page.content,
+        page=page,
+        number=last + 1,
+        author=actor.user,
+        author_label=actor.label,
+        created_at=page.updated_at,
+        title=page.title,
+        content=page.content,
         tags=list(page.tags),
     )
 
@@ -134,13 +137,20 @@ def _page_for_write(*, actor: Actor, project: str, slug: str) -> Page | None:
     """The page a write of ``slug`` in ``project`` lands on: the writer's own, else a
     page of another owner the writer can edit. A visible page the writer cannot edit
     blocks the write, so one slug never names two pages for the same reader."""
-    own = (Page.objects.select_for_update()
-           .filter(owner=actor.user, project=project, slug=slug).first())
+    own = (
+        Page.objects.select_for_update()
+        .filter(owner=actor.user, project=project, slug=slug)
+        .first()
+    )
     if own is not None:
         return own
-    others = (Page.objects.visible_to(actor.user).select_related("owner")
-              .filter(project=project, slug=slug).exclude(owner=actor.user)
-              .order_by("-updated_at", "-id"))
+    others = (
+        Page.objects.visible_to(actor.user)
+        .select_related("owner")
+        .filter(project=project, slug=slug)
+        .exclude(owner=actor.user)
+        .order_by("-updated_at", "-id")
+    )
     for other in others:
         if other.is_editable_by(actor.user):
             return other
@@ -187,10 +197,18 @@ def wiki_page_upsert(
     now = timezone.now()
 
     if page is None:
-        scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility or None,
-                                  project=project)
-        page = Page(**scope, title=title, slug=slug, content=content, created_at=now,
-                    updated_at=now, **clean)
+        scope = scope_for_new_row(
+            user=actor.user, team=team, visibility=visibility or None, project=project
+        )
+        page = Page(
+            **scope,
+            title=title,
+            slug=slug,
+            content=content,
+            created_at=now,
+            updated_at=now,
+            **clean,
+        )
         _scan(page)
         page.content_hash = page.fingerprint()
         try:
@@ -201,8 +219,7 @@ def wiki_page_upsert(
         _after_save(actor=actor, page=page, action="wiki.create")
         return WriteResult(page=page, created=True, changed=True)
 
-    before = (page.title, page.content, list(page.tags), page.kind, page.visibility,
-              page.team_id)
+    before = (page.title, page.content, list(page.tags), page.kind, page.visibility, page.team_id)
     text_changed = page.title != title or page.content != content
     page.title, page.content = title, content
     page.tags, page.kind = clean["tags"], clean["kind"]
@@ -210,11 +227,11 @@ def wiki_page_upsert(
         page.team = resolve_team(user=actor.user, team=team)
     if visibility:
         if visibility == Visibility.TEAM and page.team_id is None:
-            page.team = scope_for_new_row(user=actor.user, team=team, visibility=visibility,
-                                          project=project)["team"]
+            page.team = scope_for_new_row(
+                user=actor.user, team=team, visibility=visibility, project=project
+            )["team"]
         page.visibility = visibility
-    after = (page.title, page.content, list(page.tags), page.kind, page.visibility,
-             page.team_id)
+    after = (page.title, page.content, list(page.tags), page.kind, page.visibility, page.team_id)
     if after == before:
         return WriteResult(page=page, created=False, changed=False)
     if text_changed or page.scanner_version != str(scanner.SCANNER_VERSION):
@@ -232,9 +249,19 @@ def wiki_page_upsert(
 def _after_save(*, actor: Actor, page: Page, action: str) -> None:
     revision = _keep_revision(actor=actor, page=page)
     _index(page)
-    audit_log(actor=actor, action=action, target_type="wiki_page", target_id=page.pk,
-              details={"title": page.title, "slug": page.slug, "project": page.project,
-                       "revision": revision.number, "flagged": page.flagged})
+    audit_log(
+        actor=actor,
+        action=action,
+        target_type="wiki_page",
+        target_id=page.pk,
+        details={
+            "title": page.title,
+            "slug": page.slug,
+            "project": page.project,
+            "revision": revision.number,
+            "flagged": page.flagged,
+        },
+    )
 
 
 # --- Delete and review ------------------------------------------------------------------------
@@ -246,10 +273,19 @@ def wiki_page_delete(*, actor: Actor, page: Page) -> None:
     if not page.is_editable_by(actor.user):
         raise Forbidden("Only the page's owner or an admin of its team can delete it.")
     page_id = page.pk
-    audit_log(actor=actor, action="wiki.delete", target_type="wiki_page", target_id=page_id,
-              details={"title": page.title, "slug": page.slug, "project": page.project,
-                       "owner": page.owner.get_username(),
-                       "revisions": page.revisions.count()})
+    audit_log(
+        actor=actor,
+        action="wiki.delete",
+        target_type="wiki_page",
+        target_id=page_id,
+        details={
+            "title": page.title,
+            "slug": page.slug,
+            "project": page.project,
+            "owner": page.owner.get_username(),
+            "revisions": page.revisions.count(),
+        },
+    )
     PAGE_FTS.delete([page_id])
     page.delete()
 
@@ -268,7 +304,15 @@ def wiki_page_approve(*, actor: Actor, page: Page) -> Page:
         return page
     page.approved_by, page.approved_at = actor.user, timezone.now()
     page.save(update_fields=["approved_by", "approved_at"])
-    audit_log(actor=actor, action="wiki.approve", target_type="wiki_page", target_id=page.pk,
-              details={"title": page.title, "scanner_version": page.scanner_version,
-                       "rules": sorted({f.get("rule", "") for f in page.findings})})
+    audit_log(
+        actor=actor,
+        action="wiki.approve",
+        target_type="wiki_page",
+        target_id=page.pk,
+        details={
+            "title": page.title,
+            "scanner_version": page.scanner_version,
+            "rules": sorted({f.get("rule", "") for f in page.findings}),
+        },
+    )
     return page

@@ -53,8 +53,10 @@ def highlight_findings(text: str, findings: list[dict[str, Any]]) -> SafeString:
     """The page source, escaped, with each finding's span wrapped in ``<mark>``.
     Overlapping spans are merged; every piece of page text goes through ``escape``."""
     spans: list[list[Any]] = []
-    for finding in sorted((f for f in findings if f.get("field", "content") == "content"),
-                          key=lambda f: (int(f.get("start", 0)), int(f.get("end", 0)))):
+    for finding in sorted(
+        (f for f in findings if f.get("field", "content") == "content"),
+        key=lambda f: (int(f.get("start", 0)), int(f.get("end", 0))),
+    ):
         start = max(0, min(int(finding.get("start", 0)), len(text)))
         end = max(start, min(int(finding.get("end", 0)), len(text)))
         label = f"{finding.get('rule', '')}: {finding.get('message', '')}"
@@ -66,8 +68,10 @@ def highlight_findings(text: str, findings: list[dict[str, Any]]) -> SafeString:
     out, position = [], 0
     for start, end, labels in spans:
         out.append(_visible_text(text[position:start]))
-        out.append(f'<mark class="finding" title="{escape("; ".join(labels))}">'
-                   f"{_visible_text(text[start:end]) or '&#8203;'}</mark>")
+        out.append(
+            f'<mark class="finding" title="{escape("; ".join(labels))}">'
+            f"{_visible_text(text[start:end]) or '&#8203;'}</mark>"
+        )
         position = end
     out.append(_visible_text(text[position:]))
     return mark_safe("".join(out))
@@ -92,19 +96,23 @@ def index(request: HttpRequest) -> HttpResponse:
         searching = bool(query)
         try:
             if searching:
-                found = selectors.wiki_page_search(user=request.user, query=query,
-                                                   limit=SEARCH_LIMIT, filters=form.filters())
+                found = selectors.wiki_page_search(
+                    user=request.user, query=query, limit=SEARCH_LIMIT, filters=form.filters()
+                )
             else:
-                found = selectors.wiki_page_list_visible(user=request.user,
-                                                         filters=form.filters())
+                found = selectors.wiki_page_list_visible(user=request.user, filters=form.filters())
         except ApplicationError as exc:
             error, status = exc.message, exc.status_code
     else:
         error = " ".join(f"{name}: {' '.join(errs)}" for name, errs in form.errors.items())
         status = 400
     page_obj = Paginator(found, PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = [{"page": item.page, "snippet": snippet_html(item.snippet)} if searching
-            else {"page": item, "snippet": ""} for item in page_obj]
+    rows = [
+        {"page": item.page, "snippet": snippet_html(item.snippet)}
+        if searching
+        else {"page": item, "snippet": ""}
+        for item in page_obj
+    ]
     context = {
         "form": form,
         "page_obj": page_obj,
@@ -140,8 +148,14 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
         raise Http404("Only the page's owner or an admin of its team can edit it.")
     initial: dict[str, Any] = {}
     if page is not None:
-        initial = {"title": page.title, "content": page.content, "tags": ", ".join(page.tags),
-                   "kind": page.kind, "project": page.project, "visibility": page.visibility}
+        initial = {
+            "title": page.title,
+            "content": page.content,
+            "tags": ", ".join(page.tags),
+            "kind": page.kind,
+            "project": page.project,
+            "visibility": page.visibility,
+        }
     form = PageForm(request.POST or None, initial=initial)
     if page is not None and page.kind not in Kind.values:
         # Imported pages may carry a kind of their own; keep it selectable.
@@ -156,8 +170,7 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
                 # title would be a new page under upsert-by-title).
                 arguments |= {"title": page.title, "project": page.project}
             try:
-                result = services.wiki_page_upsert(actor=Actor.from_request(request),
-                                                   **arguments)
+                result = services.wiki_page_upsert(actor=Actor.from_request(request), **arguments)
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
                 status = exc.status_code
@@ -165,15 +178,21 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
                 if not result.changed:
                     messages.info(request, "Nothing changed.")
                 elif result.page.flagged and not result.page.is_approved:
-                    messages.warning(request, "Saved. The scanner flagged this page: agents "
-                                              "will not see it until someone approves it.")
+                    messages.warning(
+                        request,
+                        "Saved. The scanner flagged this page: agents "
+                        "will not see it until someone approves it.",
+                    )
                 else:
                     messages.success(request, "Saved.")
                 return redirect("wiki-page", page_id=result.page.pk)
     preview = render_markdown(form["content"].value() or "")
-    return render(request, "wiki/edit.html",
-                  {"form": form, "page": page, "preview": preview,
-                   "max_chars": MAX_CONTENT_CHARS}, status=status)
+    return render(
+        request,
+        "wiki/edit.html",
+        {"form": form, "page": page, "preview": preview, "max_chars": MAX_CONTENT_CHARS},
+        status=status,
+    )
 
 
 @login_required
@@ -194,10 +213,16 @@ def preview_view(request: HttpRequest) -> HttpResponse:
     """The live preview: Markdown rendered and sanitised exactly as the page will be."""
     content = request.POST.get("content", "")
     if len(content) > MAX_CONTENT_CHARS:
-        return render(request, "wiki/edit.html#preview",
-                      {"preview": "", "preview_error":
-                       f"Content is {len(content)} characters; the maximum is "
-                       f"{MAX_CONTENT_CHARS}."}, status=400)
+        return render(
+            request,
+            "wiki/edit.html#preview",
+            {
+                "preview": "",
+                "preview_error": f"Content is {len(content)} characters; the maximum is "
+                f"{MAX_CONTENT_CHARS}.",
+            },
+            status=400,
+        )
     return render(request, "wiki/edit.html#preview", {"preview": render_markdown(content)})
 
 
@@ -222,8 +247,7 @@ def diff_view(request: HttpRequest, page_id: int) -> HttpResponse:
         raise Http404("Revisions are numbers.") from None
     except NotFound as exc:
         raise Http404(exc.message) from None
-    return render(request, "wiki/diff.html",
-                  {"page": page, "old": old, "new": new, "lines": lines})
+    return render(request, "wiki/diff.html", {"page": page, "old": old, "new": new, "lines": lines})
 
 
 @login_required

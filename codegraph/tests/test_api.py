@@ -26,8 +26,13 @@ def post_scan(client, django_capture_on_commit_callbacks, **body):
 
 @pytest.fixture
 def scanned(owner_client, tree, team, django_capture_on_commit_callbacks) -> CodeProject:
-    response = post_scan(owner_client, django_capture_on_commit_callbacks, name="shop",
-                         path=str(tree), visibility="team")
+    response = post_scan(
+        owner_client,
+        django_capture_on_commit_callbacks,
+        name="shop",
+        path=str(tree),
+        visibility="team",
+    )
     assert response.status_code == 202, response.content
     return CodeProject.objects.get(pk=response.json()["id"])
 
@@ -37,23 +42,28 @@ def test_scan_queues_and_runs_the_scan(scanned):
     assert scanned.state == "done" and scanned.symbol_count > 0
 
 
-@pytest.mark.parametrize("path, message", [
-    ("missing", "does not exist"),
-    ("src/shop/auth.py", "is a file, not a folder"),
-])
-def test_scan_refuses_bad_paths_with_a_message(owner_client, tree, tmp_path, path, message,
-                                               django_capture_on_commit_callbacks):
-    response = post_scan(owner_client, django_capture_on_commit_callbacks, name="x",
-                         path=str(tmp_path / path))
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        ("missing", "does not exist"),
+        ("src/shop/auth.py", "is a file, not a folder"),
+    ],
+)
+def test_scan_refuses_bad_paths_with_a_message(
+    owner_client, tree, tmp_path, path, message, django_capture_on_commit_callbacks
+):
+    response = post_scan(
+        owner_client, django_capture_on_commit_callbacks, name="x", path=str(tmp_path / path)
+    )
     assert response.status_code == 400
     assert message in response.json()["detail"]
     assert not CodeProject.objects.exists()
 
 
-def test_scan_refuses_a_folder_outside_the_allowed_roots(owner_client, tree,
-                                                         django_capture_on_commit_callbacks):
-    response = post_scan(owner_client, django_capture_on_commit_callbacks, name="x",
-                         path="/etc")
+def test_scan_refuses_a_folder_outside_the_allowed_roots(
+    owner_client, tree, django_capture_on_commit_callbacks
+):
+    response = post_scan(owner_client, django_capture_on_commit_callbacks, name="x", path="/etc")
     assert response.status_code == 400
     assert "CODEGRAPH_ALLOWED_ROOTS" in response.json()["detail"]
     assert not CodeProject.objects.exists()
@@ -97,8 +107,7 @@ def test_it_refuses_outsider_on_every_endpoint(outsider_client, scanned):
     assert outsider_client.delete(f"{API}/projects/{pid}").status_code == 404
     assert outsider_client.get(f"{API}/query", {"q": "login"}).json()["count"] == 0
     assert outsider_client.get(f"{API}/query", {"q": "login", "project": pid}).status_code == 404
-    assert outsider_client.get(f"{API}/callers", {"symbol": "shop.auth.login"}).json()[
-        "count"] == 0
+    assert outsider_client.get(f"{API}/callers", {"symbol": "shop.auth.login"}).json()["count"] == 0
     assert outsider_client.get(f"{API}/imports", {"file": "shop/auth.py"}).status_code == 404
     assert outsider_client.get(f"{API}/stats").json() == []
     assert outsider_client.get(f"{API}/stats", {"project": "shop"}).status_code == 404
@@ -124,8 +133,7 @@ def test_the_page_lists_projects_with_language_counts(owner_client, scanned):
 
 def test_add_a_folder_from_the_page(owner_client, tree, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        response = owner_client.post(reverse("codegraph-add"),
-                                     {"name": "web", "path": str(tree)})
+        response = owner_client.post(reverse("codegraph-add"), {"name": "web", "path": str(tree)})
     assert response.status_code == 302
     assert CodeProject.objects.get(name="web").state == "done"
 
@@ -147,11 +155,13 @@ def test_search_callers_and_imports_partials(owner_client, scanned):
     assert "shop/auth.py" in imports.content.decode() and "<h1>" in imports.content.decode()
 
 
-def test_scan_button_returns_the_progress(owner_client, scanned,
-                                          django_capture_on_commit_callbacks):
+def test_scan_button_returns_the_progress(
+    owner_client, scanned, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
-        response = owner_client.post(reverse("codegraph-scan", args=[scanned.pk]),
-                                     HTTP_HX_REQUEST="true")
+        response = owner_client.post(
+            reverse("codegraph-scan", args=[scanned.pk]), HTTP_HX_REQUEST="true"
+        )
     assert response.status_code == 200
     assert "Queued" in response.content.decode() or "Done" in response.content.decode()
     progress = owner_client.get(reverse("codegraph-progress", args=[scanned.pk])).content.decode()
@@ -166,14 +176,16 @@ def test_pages_refuse_outsider(outsider_client, scanned):
     assert outsider_client.post(reverse("codegraph-delete", args=[pid])).status_code == 404
     found = outsider_client.get(reverse("codegraph-search"), {"q": "relogin"}).content.decode()
     assert "shop/auth.py" not in found
-    assert outsider_client.get(reverse("codegraph-imports"),
-                               {"file": "shop/auth.py"}).status_code == 404
+    assert (
+        outsider_client.get(reverse("codegraph-imports"), {"file": "shop/auth.py"}).status_code
+        == 404
+    )
     assert CodeProject.objects.filter(pk=pid).exists()
 
 
-def test_the_project_list_takes_a_fixed_number_of_queries(owner_client, scanned, tree,
-                                                          django_assert_max_num_queries,
-                                                          django_capture_on_commit_callbacks):
+def test_the_project_list_takes_a_fixed_number_of_queries(
+    owner_client, scanned, tree, django_assert_max_num_queries, django_capture_on_commit_callbacks
+):
     for name in ("two", "three"):
         post_scan(owner_client, django_capture_on_commit_callbacks, name=name, path=str(tree))
     with django_assert_max_num_queries(4):
@@ -183,17 +195,25 @@ def test_the_project_list_takes_a_fixed_number_of_queries(owner_client, scanned,
 
 
 def test_a_symbols_callers_link_names_it_fully(owner_client, scanned):
-    found = owner_client.get(reverse("codegraph-search"), {"q": "login", "mode": "exact"},
-                             HTTP_HX_REQUEST="true").content.decode()
+    found = owner_client.get(
+        reverse("codegraph-search"), {"q": "login", "mode": "exact"}, HTTP_HX_REQUEST="true"
+    ).content.decode()
     assert "symbol=shop.auth.login&amp;" in found and "symbol=shop.unrelated.login&amp;" in found
 
 
-def test_scan_skips_the_folders_named_in_exclude(owner_client, tree,
-                                                 django_capture_on_commit_callbacks):
-    response = post_scan(owner_client, django_capture_on_commit_callbacks, name="x",
-                         path=str(tree.parent), exclude=["src"])
+def test_scan_skips_the_folders_named_in_exclude(
+    owner_client, tree, django_capture_on_commit_callbacks
+):
+    response = post_scan(
+        owner_client,
+        django_capture_on_commit_callbacks,
+        name="x",
+        path=str(tree.parent),
+        exclude=["src"],
+    )
     assert response.status_code == 202
     assert CodeProject.objects.get().file_count == 0
-    bad = post_scan(owner_client, django_capture_on_commit_callbacks, name="y",
-                    path=str(tree), exclude=["a/b"])
+    bad = post_scan(
+        owner_client, django_capture_on_commit_callbacks, name="y", path=str(tree), exclude=["a/b"]
+    )
     assert bad.status_code == 400 and "by name" in bad.json()["detail"]

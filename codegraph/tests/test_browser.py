@@ -34,8 +34,9 @@ def test_add_scan_and_find_a_symbol(page, live_server, login, owner, tmp_path, s
     page.wait_for_selector("#callers >> text=No calls found.")
 
 
-def test_the_progress_bar_polls_until_a_background_scan_finishes(page, live_server, login,
-                                                                  owner, tmp_path, settings):
+def test_the_progress_bar_polls_until_a_background_scan_finishes(
+    page, live_server, login, owner, tmp_path, settings
+):
     from codegraph import services
     from teams.services import Actor
 
@@ -43,8 +44,7 @@ def test_the_progress_bar_polls_until_a_background_scan_finishes(page, live_serv
     root = tmp_path / "src"
     scan_helpers.write_tree(root, scan_helpers.PKG)
     # Queued, as a project is while it waits for a worker.
-    project = services.code_project_register(actor=Actor(user=owner), name="queued",
-                                             path=str(root))
+    project = services.code_project_register(actor=Actor(user=owner), name="queued", path=str(root))
     login(owner)
     page.goto(f"{live_server.url}/codegraph/")
     progress = page.locator(f"#progress-{project.pk}")

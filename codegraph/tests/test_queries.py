@@ -1,6 +1,5 @@
 """Queries: symbol search modes, alias-aware callers, imports and importers."""
 
-
 import pytest
 
 from codegraph import selectors, services
@@ -16,10 +15,13 @@ pytestmark = pytest.mark.django_db
 def project(owner, tmp_path, settings) -> CodeProject:
     settings.CODEGRAPH_ALLOWED_ROOTS = [str(tmp_path)]
     root = tmp_path / "src"
-    scan_helpers.write_tree(root, {
-        **scan_helpers.PKG,
-        "shop/camel.py": "class OrderRepo:\n    def getQueryset(self):\n        pass\n",
-    })
+    scan_helpers.write_tree(
+        root,
+        {
+            **scan_helpers.PKG,
+            "shop/camel.py": "class OrderRepo:\n    def getQueryset(self):\n        pass\n",
+        },
+    )
     p = services.code_project_register(actor=Actor(user=owner), name="shop", path=str(root))
     services.code_project_scan(project_id=p.pk)
     return p
@@ -34,12 +36,12 @@ def test_callers_follow_aliases_modules_and_relative_imports(owner, project):
     assert result.targets == ["shop.auth.login"]
     found = {(c.path, c.line) for c in result.calls}
     assert found == {
-        ("shop/auth.py", 5),    # inside the defining module
-        ("shop/views.py", 7),   # auth_login(...) through an alias
-        ("shop/views.py", 8),   # auth.login(...) through the module
+        ("shop/auth.py", 5),  # inside the defining module
+        ("shop/views.py", 7),  # auth_login(...) through an alias
+        ("shop/views.py", 8),  # auth.login(...) through the module
         ("shop/views.py", 13),  # login(...) from a relative import
-        ("shop/mixed.py", 5),   # shop.auth.login(...) fully dotted
-        ("shop/mixed.py", 6),   # sa.login(...) through a module alias
+        ("shop/mixed.py", 5),  # shop.auth.login(...) fully dotted
+        ("shop/mixed.py", 6),  # sa.login(...) through a module alias
     }
 
 
@@ -62,17 +64,20 @@ def test_call_lines_name_the_caller(owner, project):
 
 def test_symbol_search_modes(owner, project):
     assert lines(selectors.symbol_find(user=owner, query="relogin", mode="exact")) == [
-        "function relogin — shop/auth.py:4"]
+        "function relogin — shop/auth.py:4"
+    ]
     # Prefixes ignore case, as a person typing expects.
     assert {h.name for h in selectors.symbol_find(user=owner, query="log", mode="prefix")} == {
-        "login", "LoginView"}
+        "login",
+        "LoginView",
+    }
     fuzzy = selectors.symbol_find(user=owner, query="get_queryset", mode="fuzzy")
     assert fuzzy[0].qualified_name == "OrderRepo.getQueryset"
     # Substring matches come after the ranked words.
     assert "relogin" in {h.name for h in selectors.symbol_find(user=owner, query="elogi")}
-    assert lines(selectors.symbol_find(user=owner, query="OrderRepo.getQueryset",
-                                       mode="exact")) == [
-        "method OrderRepo.getQueryset — shop/camel.py:2"]
+    assert lines(
+        selectors.symbol_find(user=owner, query="OrderRepo.getQueryset", mode="exact")
+    ) == ["method OrderRepo.getQueryset — shop/camel.py:2"]
 
 
 def test_imports_and_importers_of_a_file(owner, project):
@@ -91,10 +96,14 @@ def test_a_new_file_becomes_an_importer_on_rescan(owner, project, tmp_path):
 
 
 def test_relative_imports_resolve(owner, project):
-    assert services.absolute_python_module(
-        "..x", importer_module="a.b.c", importer_is_package=False) == "a.x"
-    assert services.absolute_python_module(
-        ".", importer_module="a.b", importer_is_package=True) == "a.b"
+    assert (
+        services.absolute_python_module("..x", importer_module="a.b.c", importer_is_package=False)
+        == "a.x"
+    )
+    assert (
+        services.absolute_python_module(".", importer_module="a.b", importer_is_package=True)
+        == "a.b"
+    )
 
 
 def test_callers_of_a_method_count_class_calls_and_self_calls(owner, tmp_path, project):
@@ -107,10 +116,7 @@ def test_callers_of_a_method_count_class_calls_and_self_calls(owner, tmp_path, p
         "        return self.getQueryset()\n"
     )
     (tmp_path / "src/shop/use.py").write_text(
-        "from shop.camel import OrderRepo as Repo\n"
-        "\n"
-        "Repo.getQueryset(None)\n"
-        "other.getQueryset()\n"
+        "from shop.camel import OrderRepo as Repo\n\nRepo.getQueryset(None)\nother.getQueryset()\n"
     )
     services.code_project_scan(project_id=project.pk)
     calls = selectors.symbol_callers(user=owner, symbol="shop.camel.OrderRepo.getQueryset").calls

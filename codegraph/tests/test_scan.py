@@ -37,13 +37,7 @@ PKG = {
         "def plain(request, user):\n"
         "    login(request, user)\n"
     ),
-    "shop/unrelated.py": (
-        "def login():\n"
-        "    pass\n"
-        "\n"
-        "def go():\n"
-        "    login()\n"
-    ),
+    "shop/unrelated.py": ("def login():\n    pass\n\ndef go():\n    login()\n"),
     "shop/mixed.py": (
         "import shop.auth\n"
         "import shop.auth as sa\n"
@@ -155,22 +149,26 @@ def test_binary_and_huge_files_are_skipped_with_a_reason(project, tree, settings
     (tree / "shop/huge.py").write_text("x = 1\n" * 1000)
     result = scan(project)
     assert result.skipped == 2 and project.state == ScanState.DONE
-    reasons = dict(SourceFile.objects.exclude(skipped_reason="")
-                   .values_list("path", "skipped_reason"))
+    reasons = dict(
+        SourceFile.objects.exclude(skipped_reason="").values_list("path", "skipped_reason")
+    )
     assert reasons["shop/blob.py"] == "binary content"
     assert reasons["shop/huge.py"].startswith("too large")
     assert project.skipped_count == 2
 
 
 def test_dependency_build_hidden_and_virtualenv_folders_are_not_walked(project, tree):
-    write_tree(tree, {
-        "node_modules/lib/index.js": "function a() {}\n",
-        "build/out.py": "def b(): pass\n",
-        ".hidden/c.py": "def c(): pass\n",
-        "venv/lib/d.py": "def d(): pass\n",
-        "venv/pyvenv.cfg": "home = /usr\n",
-        "vendor/e.go": "package e\n",
-    })
+    write_tree(
+        tree,
+        {
+            "node_modules/lib/index.js": "function a() {}\n",
+            "build/out.py": "def b(): pass\n",
+            ".hidden/c.py": "def c(): pass\n",
+            "venv/lib/d.py": "def d(): pass\n",
+            "venv/pyvenv.cfg": "home = /usr\n",
+            "vendor/e.go": "package e\n",
+        },
+    )
     scan(project)
     assert {p.split("/")[0] for p in SourceFile.objects.values_list("path", flat=True)} == {"shop"}
 
@@ -182,14 +180,16 @@ def test_the_file_cap_stops_the_walk_and_says_so(project, settings):
     assert "CODEGRAPH_MAX_FILES" in project.warning
 
 
-@pytest.mark.parametrize("path, message", [
-    ("missing", "does not exist"),
-    ("src/shop/auth.py", "is a file, not a folder"),
-])
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        ("missing", "does not exist"),
+        ("src/shop/auth.py", "is a file, not a folder"),
+    ],
+)
 def test_bad_folders_are_refused_and_nothing_is_created(owner, tree, tmp_path, path, message):
     with pytest.raises(InvalidInput, match=message):
-        services.code_project_register(actor=Actor(user=owner), name="x",
-                                       path=str(tmp_path / path))
+        services.code_project_register(actor=Actor(user=owner), name="x", path=str(tmp_path / path))
     assert not CodeProject.objects.exists()
 
 
@@ -211,10 +211,10 @@ def test_a_vanished_folder_fails_the_scan_with_a_message(project, tree):
 def test_a_second_scan_waits_for_the_running_one(project):
     from django.utils import timezone
 
-    CodeProject.objects.filter(pk=project.pk).update(state=ScanState.RUNNING,
-                                                     started_at=timezone.now())
-    assert services.code_project_scan(project_id=project.pk).errors == [
-        "Another scan is running."]
+    CodeProject.objects.filter(pk=project.pk).update(
+        state=ScanState.RUNNING, started_at=timezone.now()
+    )
+    assert services.code_project_scan(project_id=project.pk).errors == ["Another scan is running."]
     assert not SourceFile.objects.exists()
 
 
@@ -224,5 +224,6 @@ def test_a_scan_that_died_long_ago_does_not_block_a_new_one(project):
     from django.utils import timezone
 
     CodeProject.objects.filter(pk=project.pk).update(
-        state=ScanState.RUNNING, started_at=timezone.now() - timedelta(hours=2))
+        state=ScanState.RUNNING, started_at=timezone.now() - timedelta(hours=2)
+    )
     assert scan(project).parsed == 5 and project.state == ScanState.DONE

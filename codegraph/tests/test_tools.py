@@ -45,9 +45,11 @@ def test_the_tool_lists_callers(owner, project):
 def test_the_tool_says_when_nothing_matches_and_refuses_outsider(owner, outsider, project):
     assert codegraph_query(actor=Actor(user=owner), query="zzzz") == "No symbols match 'zzzz'."
     assert codegraph_query(actor=Actor(user=outsider), query="login") == (
-        "No symbols match 'login'.")
+        "No symbols match 'login'."
+    )
     assert codegraph_query(actor=Actor(user=outsider), query="login", project="shop") == (
-        "Error: No code project 'shop'.")
+        "Error: No code project 'shop'."
+    )
 
 
 def test_scan_and_query_commands(owner, tree, capsys):
@@ -55,8 +57,9 @@ def test_scan_and_query_commands(owner, tree, capsys):
     out, err = capsys.readouterr()
     assert "cli: 5 files (5 parsed" in out
     assert "5/5" in err  # the progress bar
-    call_command("codegraph_query", "shop.auth.login", "--callers", "--project", "cli",
-                 "--user", "alice")
+    call_command(
+        "codegraph_query", "shop.auth.login", "--callers", "--project", "cli", "--user", "alice"
+    )
     assert "shop/views.py:7" in capsys.readouterr().out
     call_command("codegraph_query", "relogin", "--user", "alice")
     assert capsys.readouterr().out.strip() == "function relogin — shop/auth.py:4"

@@ -13,14 +13,12 @@ from . import test_scan as scan_helpers
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
-def test_a_real_worker_runs_the_scan_task(owner, tmp_path, settings, monkeypatch,
-                                          start_worker):
+def test_a_real_worker_runs_the_scan_task(owner, tmp_path, settings, monkeypatch, start_worker):
     settings.CODEGRAPH_ALLOWED_ROOTS = [str(tmp_path)]
     monkeypatch.setenv("CODEGRAPH_ALLOWED_ROOTS", str(tmp_path))  # the worker's settings
     root = tmp_path / "src"
     scan_helpers.write_tree(root, scan_helpers.PKG)
-    project = services.code_project_register(actor=Actor(user=owner), name="shop",
-                                             path=str(root))
+    project = services.code_project_register(actor=Actor(user=owner), name="shop", path=str(root))
     worker = start_worker()
     app = Celery("codegraph-test-client")
     app.conf.update(celery_queue_settings(redis_url="", data_dir=worker.log.parent))

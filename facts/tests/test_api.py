@@ -35,21 +35,32 @@ def world(owner, team, remember):
     return {
         "private": remember(owner, "Private: alice's salary expectations", visibility="private"),
         "team": remember(owner, "Team: the platform roadmap for Q3", visibility="team"),
-        "global": remember(owner, "Global: the company holiday is on Friday",
-                           visibility="global"),
+        "global": remember(owner, "Global: the company holiday is on Friday", visibility="global"),
     }
 
 
 def test_create_returns_201_with_the_stored_fact(alice):
-    response = post(alice, "/api/memories", {
-        "content": "Prefers concise answers", "category": "preference", "importance": 0.8,
-        "tags": ["Style"], "project": "assistant", "session_id": "s-1"})
+    response = post(
+        alice,
+        "/api/memories",
+        {
+            "content": "Prefers concise answers",
+            "category": "preference",
+            "importance": 0.8,
+            "tags": ["Style"],
+            "project": "assistant",
+            "session_id": "s-1",
+        },
+    )
     assert response.status_code == 201
     body = response.json()
     assert body["content"] == "Prefers concise answers"
     assert (body["category"], body["importance"], body["tags"]) == ("preference", 0.8, ["style"])
-    assert (body["visibility"], body["team"], body["project"]) == ("private", "Platform",
-                                                                   "assistant")
+    assert (body["visibility"], body["team"], body["project"]) == (
+        "private",
+        "Platform",
+        "assistant",
+    )
     assert body["provenance"]["agent"] == "agent"
     assert body["provenance"]["session_id"] == "s-1"
     assert AuditEvent.objects.filter(action="fact.create", target_id=str(body["id"])).exists()
@@ -71,16 +82,19 @@ def test_batch_create(alice):
     assert Fact.objects.count() == 5
 
 
-@pytest.mark.parametrize(("body", "status", "message"), [
-    ({"content": ""}, 400, "must not be empty"),
-    ({"content": "x" * 5000}, 400, "maximum"),
-    ({"content": "x", "category": "gossip"}, 400, "Unknown category"),
-    ({"content": "x", "importance": 2}, 400, "between 0 and 1"),
-    ({"content": "x", "importance": "very"}, 422, "importance"),
-    ({"content": "x", "team": "Elsewhere"}, 400, "Unknown team"),
-    ({"content": "x", "supersedes": 999999}, 404, "No fact 999999"),
-    ({"tags": ["no content"]}, 422, "content"),
-])
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"content": ""}, 400, "must not be empty"),
+        ({"content": "x" * 5000}, 400, "maximum"),
+        ({"content": "x", "category": "gossip"}, 400, "Unknown category"),
+        ({"content": "x", "importance": 2}, 400, "between 0 and 1"),
+        ({"content": "x", "importance": "very"}, 422, "importance"),
+        ({"content": "x", "team": "Elsewhere"}, 400, "Unknown team"),
+        ({"content": "x", "supersedes": 999999}, 404, "No fact 999999"),
+        ({"tags": ["no content"]}, 422, "content"),
+    ],
+)
 def test_bad_input_is_4xx_and_writes_nothing(alice, body, status, message):
     response = post(alice, "/api/memories", body)
     assert response.status_code == status
@@ -95,8 +109,9 @@ def test_bad_json_is_4xx(alice):
 
 
 def test_supersedes_someone_elses_private_fact_is_404(charlie, world):
-    response = post(charlie, "/api/memories",
-                    {"content": "mine now", "supersedes": world["private"].pk})
+    response = post(
+        charlie, "/api/memories", {"content": "mine now", "supersedes": world["private"].pk}
+    )
     assert response.status_code == 404
     assert Fact.objects.count() == 3
 
@@ -121,8 +136,9 @@ def test_list_filters_and_sorts(alice, owner, remember):
     assert alice.get("/api/memories", {"category": "gossip"}).status_code == 400
 
 
-def test_list_runs_a_constant_number_of_queries(alice, owner, remember,
-                                                django_assert_max_num_queries):
+def test_list_runs_a_constant_number_of_queries(
+    alice, owner, remember, django_assert_max_num_queries
+):
     for i in range(20):
         remember(owner, f"Query count fact {i} on subject {i * 19}")
     with django_assert_max_num_queries(8):
@@ -134,8 +150,9 @@ def test_outsider_is_refused_everywhere(charlie, world):
     assert charlie.get("/api/memories").json()["count"] == 1  # the global one only
     for fact in (world["private"], world["team"]):
         assert charlie.get(f"/api/memories/{fact.pk}").status_code == 404
-        response = charlie.patch(f"/api/memories/{fact.pk}", {"content": "hacked"},
-                                 content_type="application/json")
+        response = charlie.patch(
+            f"/api/memories/{fact.pk}", {"content": "hacked"}, content_type="application/json"
+        )
         assert response.status_code == 404
         assert charlie.delete(f"/api/memories/{fact.pk}").status_code == 404
     found = charlie.get("/api/memories/search", {"q": "roadmap salary holiday"}).json()
@@ -153,22 +170,26 @@ def test_outsider_is_refused_everywhere(charlie, world):
 def test_teammate_reads_team_facts_but_cannot_change_them(bob, world):
     assert bob.get(f"/api/memories/{world['team'].pk}").status_code == 200
     assert bob.get(f"/api/memories/{world['private'].pk}").status_code == 404
-    response = bob.patch(f"/api/memories/{world['team'].pk}", {"content": "edited"},
-                         content_type="application/json")
+    response = bob.patch(
+        f"/api/memories/{world['team'].pk}", {"content": "edited"}, content_type="application/json"
+    )
     assert response.status_code == 403
     assert bob.delete(f"/api/memories/{world['team'].pk}").status_code == 403
 
 
 def test_patch_and_delete(alice, world):
     fact = world["private"]
-    response = alice.patch(f"/api/memories/{fact.pk}", {"importance": 0.9,
-                                                       "content": "Updated content"},
-                           content_type="application/json")
+    response = alice.patch(
+        f"/api/memories/{fact.pk}",
+        {"importance": 0.9, "content": "Updated content"},
+        content_type="application/json",
+    )
     assert response.status_code == 200
     assert (response.json()["importance"], response.json()["content"]) == (0.9, "Updated content")
     assert FACT_FTS.content_of(fact.pk)[0] == "Updated content"
-    response = alice.patch(f"/api/memories/{fact.pk}", {"importance": 9},
-                           content_type="application/json")
+    response = alice.patch(
+        f"/api/memories/{fact.pk}", {"importance": 9}, content_type="application/json"
+    )
     assert response.status_code == 400
     assert Fact.objects.get(pk=fact.pk).importance == 0.9
     assert alice.delete(f"/api/memories/{fact.pk}").status_code == 204
@@ -204,11 +225,9 @@ def test_recall_contract(alice, world):
 
 def test_stats_and_layer_stats(alice, world):
     stats = alice.get("/api/memories/stats").json()
-    assert stats["total"] == 3 and stats["by_visibility"] == {"private": 1, "team": 1,
-                                                              "global": 1}
+    assert stats["total"] == 3 and stats["by_visibility"] == {"private": 1, "team": 1, "global": 1}
     layers = alice.get("/api/memories/layer-stats").json()
-    assert layers[0] == {"layer": 1, "name": "Raw facts", "total": 3, "active": 3,
-                         "distilled": 0}
+    assert layers[0] == {"layer": 1, "name": "Raw facts", "total": 3, "active": 3, "distilled": 0}
 
 
 def test_export_is_versioned_json_with_provenance_and_audited(alice, world):
@@ -237,9 +256,14 @@ def test_read_only_token_cannot_write_memories(owner, agent_client):
 
 def test_anonymous_is_401_everywhere(client, world):
     fact_id = world["global"].pk
-    for method, path in [("get", "/api/memories"), ("post", "/api/memories"),
-                         ("get", f"/api/memories/{fact_id}"), ("post", "/api/recall"),
-                         ("get", "/api/memories/export"), ("get", "/api/memories/stats"),
-                         ("get", "/api/memories/search?q=x"),
-                         ("delete", f"/api/memories/{fact_id}")]:
+    for method, path in [
+        ("get", "/api/memories"),
+        ("post", "/api/memories"),
+        ("get", f"/api/memories/{fact_id}"),
+        ("post", "/api/recall"),
+        ("get", "/api/memories/export"),
+        ("get", "/api/memories/stats"),
+        ("get", "/api/memories/search?q=x"),
+        ("delete", f"/api/memories/{fact_id}"),
+    ]:
         assert getattr(client, method)(path).status_code == 401, path

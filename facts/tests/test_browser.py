@@ -49,8 +49,9 @@ def test_edit_a_fact_inline_then_recall_it(page, live_server, login, owner):
     page.get_by_role("button", name="Test recall").click()
     block = page.locator("#recall-block")
     block.wait_for()
-    assert block.inner_text().startswith("## Recalled Facts\n- [fact] The staging database "
-                                         "lives on host vega")
+    assert block.inner_text().startswith(
+        "## Recalled Facts\n- [fact] The staging database lives on host vega"
+    )
     assert page.locator("#recall-mode").inner_text() in ("hybrid", "keyword")
     assert page.locator(".recall-table tbody tr").count() == 1
     assert_not_reloaded(page)
@@ -58,8 +59,9 @@ def test_edit_a_fact_inline_then_recall_it(page, live_server, login, owner):
     assert fact.access_count == 0
 
 
-def test_refused_edit_shows_the_reason_in_the_row_and_delete_removes_it(page, live_server,
-                                                                        login, owner):
+def test_refused_edit_shows_the_reason_in_the_row_and_delete_removes_it(
+    page, live_server, login, owner
+):
     fact = remember(owner, "Backups run nightly at 02:00")
     login(owner)
     page.goto(f"{live_server.url}/memory/")

@@ -44,11 +44,20 @@ def test_block_is_ready_for_a_system_prompt(owner, memories):
 
 def test_score_components_are_reported(owner, memories):
     item = recall(owner, "Kubernetes").items[0].as_dict()
-    assert set(item) >= {"id", "content", "category", "score", "bm25_rank", "vector_rank",
-                         "fused", "boosts"}
+    assert set(item) >= {
+        "id",
+        "content",
+        "category",
+        "score",
+        "bm25_rank",
+        "vector_rank",
+        "fused",
+        "boosts",
+    }
     assert set(item["boosts"]) == {"importance", "recency", "access"}
-    assert item["score"] == pytest.approx(item["fused"] / (2 / 61) + sum(item["boosts"].values()),
-                                          abs=1e-5)
+    assert item["score"] == pytest.approx(
+        item["fused"] / (2 / 61) + sum(item["boosts"].values()), abs=1e-5
+    )
 
 
 def test_max_items_and_char_budget_bound_the_block(owner, remember):
@@ -63,8 +72,11 @@ def test_max_items_and_char_budget_bound_the_block(owner, remember):
 
 def test_category_budget_limits_a_category(owner, remember):
     for i in range(4):
-        remember(owner, f"Preference {i}: the user likes green tea variety {i * 11}",
-                 category="preference")
+        remember(
+            owner,
+            f"Preference {i}: the user likes green tea variety {i * 11}",
+            category="preference",
+        )
     remember(owner, "Fact: green tea is stocked in the kitchen", category="fact")
     result = recall(owner, "green tea", category_budget={"preference": 1})
     categories = [i.fact.category for i in result.items]
@@ -83,16 +95,17 @@ def test_project_isolation(owner, remember):
     assert personal == [] or all("app uses" not in c for c in personal)
 
 
-def test_outsider_never_recalls_private_or_team_facts(owner, teammate, outsider, team,
-                                                      remember):
+def test_outsider_never_recalls_private_or_team_facts(owner, teammate, outsider, team, remember):
     remember(owner, "Private: the launch code is kiwi", visibility="private")
     remember(owner, "Team: the launch date is March 3rd", visibility="team")
     remember(owner, "Global: launches are announced in #general", visibility="global")
     seen = {i.fact.content for i in recall(outsider, "launch code date announced").items}
     assert seen == {"Global: launches are announced in #general"}
     seen = {i.fact.content for i in recall(teammate, "launch code date announced").items}
-    assert seen == {"Team: the launch date is March 3rd",
-                    "Global: launches are announced in #general"}
+    assert seen == {
+        "Team: the launch date is March 3rd",
+        "Global: launches are announced in #general",
+    }
 
 
 def test_cross_scope_reads_are_audited(owner, teammate, team, remember):
@@ -131,8 +144,9 @@ def test_memory_switched_off_returns_nothing(owner, memories):
     assert (result.block, result.items, result.mode) == ("", [], "disabled")
 
 
-@pytest.mark.parametrize("query", ['"unbalanced', "a AND (b OR", "col:value*", "NEAR(x y)",
-                                   "*", "-- drop table"])
+@pytest.mark.parametrize(
+    "query", ['"unbalanced', "a AND (b OR", "col:value*", "NEAR(x y)", "*", "-- drop table"]
+)
 def test_fts_syntax_in_queries_never_fails(owner, memories, query):
     recall(owner, query)  # must not raise
 

@@ -42,10 +42,20 @@ def world(owner, teammate, outsider, team):
     """Alice's private, team and global facts, and Charlie's private one."""
     return {
         "private": remember(owner, "Alice deploys with Ansible on Fridays", category="context"),
-        "team": remember(owner, "The platform team pins Postgres at version 16",
-                         visibility="team", category="fact", tags=["postgres"]),
-        "global": remember(owner, "Company style guide prefers British spelling",
-                           visibility="global", category="preference", importance=0.9),
+        "team": remember(
+            owner,
+            "The platform team pins Postgres at version 16",
+            visibility="team",
+            category="fact",
+            tags=["postgres"],
+        ),
+        "global": remember(
+            owner,
+            "Company style guide prefers British spelling",
+            visibility="global",
+            category="preference",
+            importance=0.9,
+        ),
         "theirs": remember(outsider, "Charlie keeps his notes in Obsidian"),
     }
 
@@ -57,8 +67,16 @@ def test_owner_sees_their_facts_with_every_column(owner_client, world):
     html = html_of(owner_client.get("/memory/"))
     fact = world["team"]
     row = re.search(rf'<tr id="fact-{fact.pk}">(.*?)</tr>', html, re.S).group(1)
-    for text in ("The platform team pins Postgres at version 16", "Fact", "0.50", "Team",
-                 "Platform", "Active", "alice", fact.created_at.strftime("%Y-%m-%d")):
+    for text in (
+        "The platform team pins Postgres at version 16",
+        "Fact",
+        "0.50",
+        "Team",
+        "Platform",
+        "Active",
+        "alice",
+        fact.created_at.strftime("%Y-%m-%d"),
+    ):
         assert text in row
     assert set(row_ids(html)) == {world[k].pk for k in ("private", "team", "global")}
     assert "Charlie keeps" not in html
@@ -83,12 +101,17 @@ def test_outsider_gets_404_for_another_users_fact_everywhere(outsider_client, wo
         fact = world[name]
         assert outsider_client.get(f"/memory/{fact.pk}/").status_code == 404
         assert outsider_client.get(f"/memory/{fact.pk}/edit/", headers=HTMX).status_code == 404
-        response = outsider_client.post(f"/memory/{fact.pk}/edit/",
-                                        {"content": "hijacked", "category": "fact",
-                                         "importance": "0.5", "visibility": "global"})
+        response = outsider_client.post(
+            f"/memory/{fact.pk}/edit/",
+            {
+                "content": "hijacked",
+                "category": "fact",
+                "importance": "0.5",
+                "visibility": "global",
+            },
+        )
         assert response.status_code == 404
-        assert outsider_client.post(f"/memory/{fact.pk}/delete/",
-                                    headers=HTMX).status_code == 404
+        assert outsider_client.post(f"/memory/{fact.pk}/delete/", headers=HTMX).status_code == 404
         fact.refresh_from_db()
         assert fact.content != "hijacked"
     assert Fact.objects.filter(pk=world["private"].pk).exists()
@@ -103,11 +126,10 @@ def test_outsider_can_read_but_not_change_a_global_fact(outsider_client, world):
     assert Fact.objects.filter(pk=fact.pk).exists()
 
 
-def test_outsider_recall_never_injects_another_users_private_or_team_fact(outsider_client,
-                                                                          world):
-    response = outsider_client.post("/memory/recall/",
-                                    {"query": "Ansible Postgres Fridays version"},
-                                    headers=HTMX)
+def test_outsider_recall_never_injects_another_users_private_or_team_fact(outsider_client, world):
+    response = outsider_client.post(
+        "/memory/recall/", {"query": "Ansible Postgres Fridays version"}, headers=HTMX
+    )
     assert response.status_code == 200
     html = html_of(response)
     assert "Ansible" not in html and "Postgres" not in html
@@ -123,10 +145,16 @@ def test_teammate_sees_team_facts_but_cannot_edit_them(teammate_client, world):
     assert refused.status_code == 403
     assert html_of(refused).lstrip().startswith(f'<tr id="fact-{fact.pk}">')
     assert teammate_client.get(f"/memory/{fact.pk}/edit/").status_code == 403
-    response = teammate_client.post(f"/memory/{fact.pk}/edit/",
-                                    {"content": "Postgres 17 now", "category": "fact",
-                                     "importance": "0.5", "visibility": "team"},
-                                    headers=HTMX)
+    response = teammate_client.post(
+        f"/memory/{fact.pk}/edit/",
+        {
+            "content": "Postgres 17 now",
+            "category": "fact",
+            "importance": "0.5",
+            "visibility": "team",
+        },
+        headers=HTMX,
+    )
     assert response.status_code == 403
     assert "Only the owner" in html_of(response)
     response = teammate_client.post(f"/memory/{fact.pk}/delete/", headers=HTMX)
@@ -136,8 +164,7 @@ def test_teammate_sees_team_facts_but_cannot_edit_them(teammate_client, world):
 
 
 def test_team_admin_may_edit_a_teammates_team_fact(owner_client, teammate, team):
-    fact = remember(teammate, "Bob's runbook lives in the wiki", visibility="team",
-                    team=team.name)
+    fact = remember(teammate, "Bob's runbook lives in the wiki", visibility="team", team=team.name)
     assert f'href="/memory/{fact.pk}/edit/"' in html_of(owner_client.get("/memory/"))
 
 
@@ -147,26 +174,31 @@ def test_search_matches_content_and_tags_and_keeps_filters(owner_client, world):
     assert "best matches first" in found
     by_tag = html_of(owner_client.get("/memory/", {"q": "postgres"}, headers=HTMX))
     assert row_ids(by_tag) == [world["team"].pk]
-    filtered = html_of(owner_client.get("/memory/", {"q": "postgres", "category": "context"},
-                                        headers=HTMX))
+    filtered = html_of(
+        owner_client.get("/memory/", {"q": "postgres", "category": "context"}, headers=HTMX)
+    )
     assert row_ids(filtered) == []
     # Query syntax is searched as words, never an error.
     odd = owner_client.get("/memory/", {"q": 'ansible AND "fri* (:'}, headers=HTMX)
     assert odd.status_code == 200
 
 
-@pytest.mark.parametrize(("filters", "expected"), [
-    ({"category": "preference"}, ["global"]),
-    ({"visibility": "team"}, ["team"]),
-    ({"visibility": "private"}, ["private", "billing", "archived"]),
-    ({"status": "archived"}, ["archived"]),
-    ({"project": "billing"}, ["billing"]),
-    ({"layer": "1"}, ["private", "team", "global", "billing", "archived"]),
-    ({"layer": "2"}, []),
-])
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({"category": "preference"}, ["global"]),
+        ({"visibility": "team"}, ["team"]),
+        ({"visibility": "private"}, ["private", "billing", "archived"]),
+        ({"status": "archived"}, ["archived"]),
+        ({"project": "billing"}, ["billing"]),
+        ({"layer": "1"}, ["private", "team", "global", "billing", "archived"]),
+        ({"layer": "2"}, []),
+    ],
+)
 def test_filters_narrow_the_list(owner_client, owner, world, filters, expected):
-    world["billing"] = remember(owner, "Invoices are generated on the first of the month",
-                                project="billing")
+    world["billing"] = remember(
+        owner, "Invoices are generated on the first of the month", project="billing"
+    )
     world["archived"] = remember(owner, "Legacy cron host was called zeus")
     Fact.objects.filter(pk=world["archived"].pk).update(status="archived")
     html = html_of(owner_client.get("/memory/", filters, headers=HTMX))
@@ -182,8 +214,9 @@ def test_unknown_filter_value_answers_400_with_a_message(owner_client, world):
 
 def test_sorting_by_importance_and_by_age(owner_client, owner, world):
     low = remember(owner, "Lunch is at noon", importance=0.1)
-    by_importance = row_ids(html_of(owner_client.get("/memory/", {"sort": "importance"},
-                                                     headers=HTMX)))
+    by_importance = row_ids(
+        html_of(owner_client.get("/memory/", {"sort": "importance"}, headers=HTMX))
+    )
     assert by_importance[0] == world["global"].pk
     assert by_importance[-1] == low.pk
     newest = row_ids(html_of(owner_client.get("/memory/", headers=HTMX)))
@@ -196,8 +229,7 @@ def test_sorting_by_importance_and_by_age(owner_client, owner, world):
 
 
 def test_fifty_facts_a_page_with_real_links(owner_client, owner):
-    facts = [remember(owner, f"Service svc{i:02d} listens on port {8000 + i}")
-             for i in range(53)]
+    facts = [remember(owner, f"Service svc{i:02d} listens on port {8000 + i}") for i in range(53)]
     first = owner_client.get("/memory/")
     html = html_of(first)
     assert len(row_ids(html)) == 50
@@ -208,12 +240,12 @@ def test_fifty_facts_a_page_with_real_links(owner_client, owner):
     assert second.lstrip().startswith('<section class="card" id="fact-results">')
 
 
-def test_list_page_queries_do_not_grow_with_the_rows(teammate_client, owner, teammate,
-                                                     team, django_assert_max_num_queries):
+def test_list_page_queries_do_not_grow_with_the_rows(
+    teammate_client, owner, teammate, team, django_assert_max_num_queries
+):
     def add(n: int, start: int) -> None:
         for i in range(start, start + n):
-            remember(owner, f"Team runbook step r{i:03d} uses tool t{i:03d}",
-                     visibility="team")
+            remember(owner, f"Team runbook step r{i:03d} uses tool t{i:03d}", visibility="team")
             remember(teammate, f"Bob's own note n{i:03d} about topic p{i:03d}")
 
     add(3, 0)
@@ -226,8 +258,13 @@ def test_list_page_queries_do_not_grow_with_the_rows(teammate_client, owner, tea
 
 
 def test_anonymous_is_sent_to_login(client: Client, world):
-    for url in ("/memory/", "/memory/recall/", "/memory/settings/",
-                f"/memory/{world['global'].pk}/", "/memory/embeddings/"):
+    for url in (
+        "/memory/",
+        "/memory/recall/",
+        "/memory/settings/",
+        f"/memory/{world['global'].pk}/",
+        "/memory/embeddings/",
+    ):
         response = client.get(url)
         assert response.status_code == 302
         assert response.url.startswith("/login/")
@@ -248,11 +285,16 @@ def test_edit_button_swaps_the_row_for_a_form(owner_client, world):
 
 def test_inline_edit_saves_and_swaps_the_row_back(owner_client, world):
     fact = world["private"]
-    response = owner_client.post(f"/memory/{fact.pk}/edit/",
-                                 {"content": "Alice deploys with Ansible on Thursdays",
-                                  "category": "pattern", "importance": "0.8",
-                                  "visibility": "global"},
-                                 headers=HTMX)
+    response = owner_client.post(
+        f"/memory/{fact.pk}/edit/",
+        {
+            "content": "Alice deploys with Ansible on Thursdays",
+            "category": "pattern",
+            "importance": "0.8",
+            "visibility": "global",
+        },
+        headers=HTMX,
+    )
     assert response.status_code == 200
     html = html_of(response)
     assert html.lstrip().startswith(f'<tr id="fact-{fact.pk}">')
@@ -260,17 +302,23 @@ def test_inline_edit_saves_and_swaps_the_row_back(owner_client, world):
     assert "facts-changed" in json.loads(response.headers["HX-Trigger"])
     fact.refresh_from_db()
     assert (fact.content, fact.category, fact.importance, fact.visibility) == (
-        "Alice deploys with Ansible on Thursdays", "pattern", 0.8, "global")
+        "Alice deploys with Ansible on Thursdays",
+        "pattern",
+        0.8,
+        "global",
+    )
     assert AuditEvent.objects.filter(action="fact.update", target_id=str(fact.pk)).exists()
 
 
 def test_inline_edit_with_importance_out_of_range_answers_400_and_changes_nothing(
-        owner_client, world):
+    owner_client, world
+):
     fact = world["private"]
-    response = owner_client.post(f"/memory/{fact.pk}/edit/",
-                                 {"content": "Changed text", "category": "fact",
-                                  "importance": "7", "visibility": "private"},
-                                 headers=HTMX)
+    response = owner_client.post(
+        f"/memory/{fact.pk}/edit/",
+        {"content": "Changed text", "category": "fact", "importance": "7", "visibility": "private"},
+        headers=HTMX,
+    )
     assert response.status_code == 400
     html = html_of(response)
     assert html.lstrip().startswith(f'<tr id="fact-{fact.pk}" class="editing">')
@@ -280,25 +328,37 @@ def test_inline_edit_with_importance_out_of_range_answers_400_and_changes_nothin
     assert fact.importance == 0.5
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("content", "   ", "Content must not be empty"),
-    ("category", "gossip", "Unknown category"),
-    ("importance", "lots", "Enter a number"),
-    ("visibility", "team", "Team visibility needs a team"),
-])
-def test_inline_edit_refuses_bad_input_with_a_message(owner_client, outsider, field, value,
-                                                      message):
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("content", "   ", "Content must not be empty"),
+        ("category", "gossip", "Unknown category"),
+        ("importance", "lots", "Enter a number"),
+        ("visibility", "team", "Team visibility needs a team"),
+    ],
+)
+def test_inline_edit_refuses_bad_input_with_a_message(
+    owner_client, outsider, field, value, message
+):
     fact = remember(outsider, "Charlie keeps his notes in Obsidian")
     client = Client()
     client.force_login(outsider)
-    data = {"content": fact.content, "category": "fact", "importance": "0.5",
-            "visibility": "private", field: value}
+    data = {
+        "content": fact.content,
+        "category": "fact",
+        "importance": "0.5",
+        "visibility": "private",
+        field: value,
+    }
     response = client.post(f"/memory/{fact.pk}/edit/", data, headers=HTMX)
     assert response.status_code == 400
     assert message in html_of(response)
     fact.refresh_from_db()
     assert (fact.content, fact.category, fact.visibility) == (
-        "Charlie keeps his notes in Obsidian", "fact", "private")
+        "Charlie keeps his notes in Obsidian",
+        "fact",
+        "private",
+    )
 
 
 def test_edit_without_javascript_uses_the_fact_page(owner_client, world):
@@ -306,17 +366,23 @@ def test_edit_without_javascript_uses_the_fact_page(owner_client, world):
     page = owner_client.get(f"/memory/{fact.pk}/edit/")
     assert page.status_code == 200
     assert f'action="/memory/{fact.pk}/edit/"' in html_of(page)
-    response = owner_client.post(f"/memory/{fact.pk}/edit/",
-                                 {"content": "Alice deploys with Ansible daily",
-                                  "category": "context", "importance": "0.5",
-                                  "visibility": "private"})
+    response = owner_client.post(
+        f"/memory/{fact.pk}/edit/",
+        {
+            "content": "Alice deploys with Ansible daily",
+            "category": "context",
+            "importance": "0.5",
+            "visibility": "private",
+        },
+    )
     assert response.status_code == 302
     assert response.url == "/memory/"
     fact.refresh_from_db()
     assert fact.content == "Alice deploys with Ansible daily"
-    bad = owner_client.post(f"/memory/{fact.pk}/edit/",
-                            {"content": "x", "category": "context", "importance": "-1",
-                             "visibility": "private"})
+    bad = owner_client.post(
+        f"/memory/{fact.pk}/edit/",
+        {"content": "x", "category": "context", "importance": "-1", "visibility": "private"},
+    )
     assert bad.status_code == 400
     assert "Importance must be between 0 and 1" in html_of(bad)
 
@@ -358,8 +424,13 @@ def test_chart_draws_counts_by_category_and_layer_as_inline_svg(owner_client, ow
     html = html_of(owner_client.get("/memory/chart/"))
     assert html.lstrip().startswith('<section class="card" id="memory-chart"')
     assert html.count("<svg") == 2 and "<script" not in html
-    bars = dict(re.findall(r'<text x="120" y="16" text-anchor="end">([^<]+)</text>\s*'
-                           r'<rect x="128" y="4" width="([\d.]+)"', html))
+    bars = dict(
+        re.findall(
+            r'<text x="120" y="16" text-anchor="end">([^<]+)</text>\s*'
+            r'<rect x="128" y="4" width="([\d.]+)"',
+            html,
+        )
+    )
     assert float(bars["Preference"]) == 240.0  # the longest bar: 2 preferences
     assert float(bars["Context"]) == 120.0
     assert float(bars["Summary"]) == 0.0
@@ -369,15 +440,24 @@ def test_chart_draws_counts_by_category_and_layer_as_inline_svg(owner_client, ow
 
 def test_test_recall_shows_the_block_and_scores_without_counting_access(owner_client, world):
     fact = world["private"]
-    response = owner_client.post("/memory/recall/", {"query": "How does Alice deploy?"},
-                                 headers=HTMX)
+    response = owner_client.post(
+        "/memory/recall/", {"query": "How does Alice deploy?"}, headers=HTMX
+    )
     assert response.status_code == 200
     html = html_of(response)
     block = re.search(r'<pre class="recall-block" id="recall-block">(.*?)</pre>', html, re.S)
     assert block.group(1).startswith("## Recalled Facts\n- [context] Alice deploys with Ansible")
     assert re.search(r'id="recall-mode">(hybrid|keyword)<', html)
-    for column in ("BM25 rank", "Vector rank", "Similarity", "Fused (RRF)", "Importance",
-                   "Recency", "Access", "Score"):
+    for column in (
+        "BM25 rank",
+        "Vector rank",
+        "Similarity",
+        "Fused (RRF)",
+        "Importance",
+        "Recency",
+        "Access",
+        "Score",
+    ):
         assert f"<th>{column}</th>" in html
     fact.refresh_from_db()
     assert fact.access_count == 0
@@ -482,10 +562,15 @@ def test_settings_form_holds_every_setting():
 
 def test_staff_save_settings_and_the_key_is_never_shown(staff_client):
     secret = "sk-very-secret-4242"
-    response = staff_client.post("/memory/settings/",
-                                 settings_data(recall_max_items=5, rrf_k=30,
-                                               recall_category_budget='{"preference": 2}',
-                                               embeddings_api_key=secret))
+    response = staff_client.post(
+        "/memory/settings/",
+        settings_data(
+            recall_max_items=5,
+            rrf_k=30,
+            recall_category_budget='{"preference": 2}',
+            embeddings_api_key=secret,
+        ),
+    )
     assert response.status_code == 302
     config = memory_config_get()
     assert (config.recall_max_items, config.rrf_k) == (5, 30)
@@ -500,8 +585,9 @@ def test_staff_save_settings_and_the_key_is_never_shown(staff_client):
     assert config.weight_recency == 0.2
     assert config.embeddings_api_key == secret
     # A refused form is shown again without the key that was typed.
-    refused = staff_client.post("/memory/settings/",
-                                settings_data(weight_access=-1, llm_api_key="sk-typed-999"))
+    refused = staff_client.post(
+        "/memory/settings/", settings_data(weight_access=-1, llm_api_key="sk-typed-999")
+    )
     assert refused.status_code == 400
     assert "sk-typed-999" not in html_of(refused) and secret not in html_of(refused)
     assert memory_config_get().llm_api_key == ""
@@ -510,20 +596,23 @@ def test_staff_save_settings_and_the_key_is_never_shown(staff_client):
     assert secret not in json.dumps(logged)
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("weight_importance", "-0.1"),
-    ("weight_access", "-1"),
-    ("recall_max_items", "0"),
-    ("recall_max_items", "101"),
-    ("recall_char_budget", "0"),
-    ("dedupe_similarity", "1.5"),
-    ("dedupe_similarity", "-0.2"),
-    ("rrf_k", "0"),
-    ("recall_category_budget", '{"gossip": 1}'),
-    ("recall_category_budget", '{"fact": -1}'),
-    ("recall_category_budget", "[1, 2]"),
-    ("embeddings_url", "not a url"),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("weight_importance", "-0.1"),
+        ("weight_access", "-1"),
+        ("recall_max_items", "0"),
+        ("recall_max_items", "101"),
+        ("recall_char_budget", "0"),
+        ("dedupe_similarity", "1.5"),
+        ("dedupe_similarity", "-0.2"),
+        ("rrf_k", "0"),
+        ("recall_category_budget", '{"gossip": 1}'),
+        ("recall_category_budget", '{"fact": -1}'),
+        ("recall_category_budget", "[1, 2]"),
+        ("embeddings_url", "not a url"),
+    ],
+)
 def test_settings_refuse_values_out_of_range(staff_client, field, value):
     before = MemoryConfig.objects.filter(pk=memory_config_get().pk).values().get()
     response = staff_client.post("/memory/settings/", settings_data(**{field: value}))

@@ -44,8 +44,11 @@ def test_update_reindexes_and_reembeds(owner, remember, django_capture_on_commit
     fact = remember(owner, "The office is in Berlin")
     before = FACT_VECTORS.vectors([fact.pk])[fact.pk].copy()
     with django_capture_on_commit_callbacks(execute=True):
-        fact_update(actor=Actor(user=owner), fact=fact,
-                    changes={"content": "The office moved to Lisbon", "tags": ["office"]})
+        fact_update(
+            actor=Actor(user=owner),
+            fact=fact,
+            changes={"content": "The office moved to Lisbon", "tags": ["office"]},
+        )
     assert FACT_FTS.content_of(fact.pk) == ("The office moved to Lisbon", "office")
     after = FACT_VECTORS.vectors([fact.pk])[fact.pk]
     assert float(before @ after) < 0.99
@@ -86,17 +89,25 @@ def test_near_duplicate_updates_the_existing_fact_with_provenance(owner, remembe
     assert again.origin == Origin.MERGED
     assert again.importance == 0.7
     parents = list(again.derived_from.order_by("pk"))
-    assert [p.content for p in parents] == ["Alice prefers tabs over spaces in Python code",
-                                            "alice prefers tabs over spaces in python code."]
+    assert [p.content for p in parents] == [
+        "Alice prefers tabs over spaces in Python code",
+        "alice prefers tabs over spaces in python code.",
+    ]
     assert all(p.status == Status.ARCHIVED for p in parents)
     assert Fact.objects.filter(status=Status.ACTIVE).count() == 1
 
 
 def test_same_subject_with_most_tags_shared_merges(owner, remember):
-    first = remember(owner, "Deploy window for the billing service is Tuesday morning",
-                     tags=["billing", "deploy"])
-    second = remember(owner, "Billing service deploy window moved to Thursday",
-                      tags=["billing", "deploy", "schedule"])
+    first = remember(
+        owner,
+        "Deploy window for the billing service is Tuesday morning",
+        tags=["billing", "deploy"],
+    )
+    second = remember(
+        owner,
+        "Billing service deploy window moved to Thursday",
+        tags=["billing", "deploy", "schedule"],
+    )
     assert second.pk == first.pk
     assert second.content == "Billing service deploy window moved to Thursday"
     assert second.tags == ["billing", "deploy", "schedule"]
@@ -112,8 +123,7 @@ def test_different_facts_or_scopes_do_not_merge(owner, teammate, team, remember)
 
 def test_supersedes_closes_the_old_fact(owner, remember):
     old = remember(owner, "The API rate limit is 100 requests per minute")
-    new = remember(owner, "The API rate limit is now 500 requests per minute",
-                   supersedes=old.pk)
+    new = remember(owner, "The API rate limit is now 500 requests per minute", supersedes=old.pk)
     old.refresh_from_db()
     assert old.superseded_by_id == new.pk
     assert old.valid_until == new.created_at
@@ -122,7 +132,8 @@ def test_supersedes_closes_the_old_fact(owner, remember):
 
 
 def test_supersedes_a_fact_the_caller_cannot_see_is_404_and_writes_nothing(
-        owner, outsider, remember):
+    owner, outsider, remember
+):
     secret = remember(owner, "private thing")
     with pytest.raises(NotFound):
         remember(outsider, "my replacement", supersedes=secret.pk)
@@ -140,8 +151,11 @@ def test_cap_archives_the_least_valuable_and_audits(owner, remember):
     config.max_active_facts = 3
     config.save()
     low = remember(owner, "Trivia: the coffee machine is on floor two", importance=0.05)
-    for text in ("Prod database is PostgreSQL", "On-call rotates weekly",
-                 "Releases are tagged with semver"):
+    for text in (
+        "Prod database is PostgreSQL",
+        "On-call rotates weekly",
+        "Releases are tagged with semver",
+    ):
         remember(owner, text, importance=0.9)
     low.refresh_from_db()
     assert low.status == Status.ARCHIVED
@@ -160,18 +174,21 @@ def test_cap_zero_means_no_cap(owner, remember):
     assert Fact.objects.filter(status=Status.ACTIVE).count() == 5
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"content": ""}, "must not be empty"),
-    ({"content": "   "}, "must not be empty"),
-    ({"content": "x" * 2001}, "the maximum is 2000"),
-    ({"content": "x", "category": "gossip"}, "Unknown category 'gossip'"),
-    ({"content": "x", "importance": 1.5}, "between 0 and 1"),
-    ({"content": "x", "importance": -0.1}, "between 0 and 1"),
-    ({"content": "x", "confidence": 2}, "between 0 and 1"),
-    ({"content": "x", "tags": "not-a-list"}, "list of strings"),
-    ({"content": "x", "visibility": "public"}, "Unknown visibility"),
-    ({"content": "x", "team": "Nope"}, "Unknown team"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"content": ""}, "must not be empty"),
+        ({"content": "   "}, "must not be empty"),
+        ({"content": "x" * 2001}, "the maximum is 2000"),
+        ({"content": "x", "category": "gossip"}, "Unknown category 'gossip'"),
+        ({"content": "x", "importance": 1.5}, "between 0 and 1"),
+        ({"content": "x", "importance": -0.1}, "between 0 and 1"),
+        ({"content": "x", "confidence": 2}, "between 0 and 1"),
+        ({"content": "x", "tags": "not-a-list"}, "list of strings"),
+        ({"content": "x", "visibility": "public"}, "Unknown visibility"),
+        ({"content": "x", "team": "Nope"}, "Unknown team"),
+    ],
+)
 def test_bad_input_is_refused_and_writes_nothing(owner, remember, data, message):
     content = data.pop("content")
     with pytest.raises(InvalidInput, match=message):
@@ -193,8 +210,7 @@ class FlakyEmbeddings(BaseHTTPRequestHandler):
             self.send_response(503)
             self.end_headers()
             return
-        data = [{"index": i, "embedding": [1.0] + [0.0] * 383} for i, _ in
-                enumerate(body["input"])]
+        data = [{"index": i, "embedding": [1.0] + [0.0] * 383} for i, _ in enumerate(body["input"])]
         payload = json.dumps({"data": data}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -217,10 +233,16 @@ def flaky_server():
 
 
 def test_fact_is_kept_when_the_embedder_fails_and_the_backfill_embeds_it_later(
-        owner, staff, remember, flaky_server, django_capture_on_commit_callbacks):
-    MemoryConfig.objects.update_or_create(pk=1, defaults={
-        "embeddings_provider": "openai", "embeddings_url": flaky_server,
-        "embeddings_model": "flaky-1"})
+    owner, staff, remember, flaky_server, django_capture_on_commit_callbacks
+):
+    MemoryConfig.objects.update_or_create(
+        pk=1,
+        defaults={
+            "embeddings_provider": "openai",
+            "embeddings_url": flaky_server,
+            "embeddings_model": "flaky-1",
+        },
+    )
     fact = remember(owner, "Kept even though the embedder is down")
     assert FlakyEmbeddings.calls >= 1
     assert Fact.objects.filter(pk=fact.pk).exists()
@@ -233,17 +255,24 @@ def test_fact_is_kept_when_the_embedder_fails_and_the_backfill_embeds_it_later(
 
 
 def test_changing_the_model_queues_a_backfill_that_reembeds(
-        owner, staff, remember, flaky_server, django_capture_on_commit_callbacks):
+    owner, staff, remember, flaky_server, django_capture_on_commit_callbacks
+):
     FlakyEmbeddings.failing = False
-    MemoryConfig.objects.update_or_create(pk=1, defaults={
-        "embeddings_provider": "openai", "embeddings_url": flaky_server,
-        "embeddings_model": "flaky-1"})
+    MemoryConfig.objects.update_or_create(
+        pk=1,
+        defaults={
+            "embeddings_provider": "openai",
+            "embeddings_url": flaky_server,
+            "embeddings_model": "flaky-1",
+        },
+    )
     fact = remember(owner, "Embedded twice over its life")
     assert fact.embedding_model == "openai:flaky-1"
     with django_capture_on_commit_callbacks(execute=True):
-        memory_config_update(actor=Actor(user=staff), changes={"embeddings_provider": "local",
-                                                               "embeddings_url": "",
-                                                               "embeddings_model": ""})
+        memory_config_update(
+            actor=Actor(user=staff),
+            changes={"embeddings_provider": "local", "embeddings_url": "", "embeddings_model": ""},
+        )
     fact.refresh_from_db()
     assert fact.embedding_model == "local:all-MiniLM-L6-v2-int8"
 

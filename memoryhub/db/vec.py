@@ -6,6 +6,7 @@ extension's entry point with SQLite's own ``sqlite3_auto_extension`` through cty
 so every connection opened afterwards in this process gets sqlite-vec.
 """
 
+import contextlib
 import ctypes
 import ctypes.util
 import sqlite3
@@ -60,10 +61,14 @@ def _register_auto_extension() -> None:
             return
         path = _extension_path()
         try:
-            extension = ctypes.CDLL(path if path.endswith((".so", ".dylib", ".dll")) else path + _suffix())
+            extension = ctypes.CDLL(
+                path if path.endswith((".so", ".dylib", ".dll")) else path + _suffix()
+            )
             entry = extension.sqlite3_vec_init
         except (OSError, AttributeError) as exc:
-            raise VecUnavailable(f"Could not open sqlite-vec at {path}: {exc}. {HOW_TO_FIX}") from exc
+            raise VecUnavailable(
+                f"Could not open sqlite-vec at {path}: {exc}. {HOW_TO_FIX}"
+            ) from exc
         lib = _sqlite_library()
         lib.sqlite3_auto_extension.argtypes = [ctypes.c_void_p]
         lib.sqlite3_auto_extension.restype = ctypes.c_int
@@ -106,15 +111,14 @@ def load_into(connection: sqlite3.Connection) -> str:
             # which only applies to connections opened after registration.
             _register_auto_extension()
             raise VecUnavailable(
-                "sqlite-vec was registered after this connection opened; reconnect. "
-                + HOW_TO_FIX
+                "sqlite-vec was registered after this connection opened; reconnect. " + HOW_TO_FIX
             ) from None
         finally:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 connection.enable_load_extension(False)
-            except sqlite3.Error:
-                pass
     try:
         return connection.execute("select vec_version()").fetchone()[0]
     except sqlite3.OperationalError as exc:
-        raise VecUnavailable(f"sqlite-vec is not loaded on this connection ({exc}). {HOW_TO_FIX}") from exc
+        raise VecUnavailable(
+            f"sqlite-vec is not loaded on this connection ({exc}). {HOW_TO_FIX}"
+        ) from exc

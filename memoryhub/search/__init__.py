@@ -9,5 +9,14 @@ from memoryhub.search.fusion import rrf
 from memoryhub.search.text import match_all, match_any, words
 from memoryhub.search.vectors import VectorHit, VectorIndex
 
-__all__ = ["FtsHit", "FtsIndex", "compile_within", "VectorHit", "VectorIndex", "match_all", "match_any",
-           "rrf", "words"]
+__all__ = [
+    "FtsHit",
+    "FtsIndex",
+    "VectorHit",
+    "VectorIndex",
+    "compile_within",
+    "match_all",
+    "match_any",
+    "rrf",
+    "words",
+]

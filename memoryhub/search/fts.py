@@ -7,7 +7,6 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
-
 Within = tuple[str, tuple]
 
 
@@ -45,7 +44,10 @@ class FtsIndex:
 
     def create_sql(self) -> str:
         cols = ", ".join(self.columns)
-        return f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.table} USING fts5({cols}, tokenize='{self.tokenize}')"
+        return (
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.table} "
+            f"USING fts5({cols}, tokenize='{self.tokenize}')"
+        )
 
     def drop_sql(self) -> str:
         return f"DROP TABLE IF EXISTS {self.table}"
@@ -72,7 +74,7 @@ class FtsIndex:
 
     def _delete(self, cursor, ids: list[int]) -> None:
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             marks = ", ".join(["%s"] * len(chunk))
             cursor.execute(f"DELETE FROM {self.table} WHERE rowid IN ({marks})", chunk)
 
@@ -111,15 +113,17 @@ class FtsIndex:
             for row in rows
         ]
 
-    def search_rows(self, match: str, *, limit: int,
-                    within: "QuerySet | Within | None" = None) -> list[tuple]:
+    def search_rows(
+        self, match: str, *, limit: int, within: "QuerySet | Within | None" = None
+    ) -> list[tuple]:
         """Like ``search`` but returns ``(id, *indexed column values)`` tuples straight
         from the index, best first: no model rows loaded."""
         if not match:
             return []
         rank = "bm25(" + ", ".join([self.table, *map(str, self.weights)]) + ")"
-        sql = (f"SELECT rowid, {', '.join(self.columns)} FROM {self.table} "
-               f"WHERE {self.table} MATCH %s")
+        sql = (
+            f"SELECT rowid, {', '.join(self.columns)} FROM {self.table} WHERE {self.table} MATCH %s"
+        )
         params: list = [match]
         if within is not None:
             inner_sql, inner_params = compile_within(within)

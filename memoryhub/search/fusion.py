@@ -3,8 +3,9 @@
 from collections.abc import Sequence
 
 
-def rrf(rankings: Sequence[Sequence[int]], *, k: int = 60,
-        weights: Sequence[float] | None = None) -> dict[int, float]:
+def rrf(
+    rankings: Sequence[Sequence[int]], *, k: int = 60, weights: Sequence[float] | None = None
+) -> dict[int, float]:
     """Fuse ranked id lists: each id scores sum(weight / (k + rank)), rank from 1."""
     weights = weights or [1.0] * len(rankings)
     scores: dict[int, float] = {}

@@ -65,7 +65,7 @@ class VectorIndex:
         marker = "float["
         sql = row[0]
         start = sql.index(marker) + len(marker)
-        return int(sql[start:sql.index("]", start)])
+        return int(sql[start : sql.index("]", start)])
 
     def ensure_dim(self, dim: int) -> bool:
         """Make the tables hold ``dim``-wide vectors; recreating them (and so dropping
@@ -101,7 +101,7 @@ class VectorIndex:
 
     def _delete(self, cursor, ids: list[int]) -> None:
         for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             marks = ", ".join(["%s"] * len(chunk))
             cursor.execute(f"DELETE FROM {self.table} WHERE rowid IN ({marks})", chunk)
             cursor.execute(f"DELETE FROM {self.bits_table} WHERE rowid IN ({marks})", chunk)
@@ -122,7 +122,7 @@ class VectorIndex:
         found: dict[int, np.ndarray] = {}
         with connection.cursor() as cursor:
             for start in range(0, len(ids), 500):
-                chunk = ids[start:start + 500]
+                chunk = ids[start : start + 500]
                 marks = ", ".join(["%s"] * len(chunk))
                 cursor.execute(
                     f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({marks})", chunk

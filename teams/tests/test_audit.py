@@ -37,7 +37,7 @@ def test_secret_is_shown_once_on_creation_and_never_again(owner_client):
     response = owner_client.post("/agents/", {"name": "deploy-bot", "scopes": ["read", "write"]})
     html = response.content.decode()
     start = html.index('id="new-secret">') + len('id="new-secret">')
-    secret = html[start:html.index("</code>", start)]
+    secret = html[start : html.index("</code>", start)]
     assert secret.startswith("mh_")
     assert secret not in owner_client.get("/agents/").content.decode()
 
@@ -50,18 +50,30 @@ def test_team_and_membership_changes_are_audited(staff_client, staff, owner, tea
     staff_client.post(f"/teams/{team.pk}/members/{membership.pk}/role/", {"role": "admin"})
     staff_client.post(f"/teams/{team.pk}/members/{membership.pk}/remove/")
     staff_client.post(f"/teams/{team.pk}/delete/")
-    assert actions() == ["team.create", "membership.add", "membership.role",
-                         "membership.remove", "team.delete"]
+    assert actions() == [
+        "team.create",
+        "membership.add",
+        "membership.role",
+        "membership.remove",
+        "team.delete",
+    ]
     role_event = AuditEvent.objects.get(action="membership.role")
-    assert role_event.details == {"team": "Research", "user": "alice", "from": "member",
-                                  "to": "admin"}
+    assert role_event.details == {
+        "team": "Research",
+        "user": "alice",
+        "from": "member",
+        "to": "admin",
+    }
     assert not Group.objects.filter(name="Research").exists()
 
 
 def test_agent_actions_are_attributed_to_user_and_token(owner, agent_client, team):
     client = agent_client(owner, name="ci-bot")
-    client.put("/api/me/settings", {"active_team": "Platform", "default_visibility": "team"},
-               content_type="application/json")
+    client.put(
+        "/api/me/settings",
+        {"active_team": "Platform", "default_visibility": "team"},
+        content_type="application/json",
+    )
     event = AuditEvent.objects.get(action="settings.memory")
     assert event.actor == owner
     assert event.actor_token.name == "ci-bot"
@@ -73,20 +85,25 @@ def test_audit_page_filters_by_actor_action_and_date(staff_client, staff, owner)
 
     audit_log(actor=Actor(user=owner), action="fact.create", target_type="fact", target_id=1)
     audit_log(actor=Actor(user=staff), action="team.create", target_type="team", target_id=2)
-    old = audit_log(actor=Actor(user=owner), action="fact.delete", target_type="fact",
-                    target_id=3)
+    old = audit_log(actor=Actor(user=owner), action="fact.delete", target_type="fact", target_id=3)
     AuditEvent.objects.filter(pk=old.pk).update(
         created_at=timezone.now() - datetime.timedelta(days=10)
     )
-    assert listed(staff_client.get("/audit/").content) == {"fact.create", "fact.delete",
-                                                            "team.create"}
+    assert listed(staff_client.get("/audit/").content) == {
+        "fact.create",
+        "fact.delete",
+        "team.create",
+    }
     assert listed(staff_client.get("/audit/", {"actor": "alice"}).content) == {
-        "fact.create", "fact.delete"}
-    assert listed(staff_client.get("/audit/", {"action": "team.create"}).content) == {
-        "team.create"}
+        "fact.create",
+        "fact.delete",
+    }
+    assert listed(staff_client.get("/audit/", {"action": "team.create"}).content) == {"team.create"}
     since = (timezone.now() - datetime.timedelta(days=2)).date().isoformat()
     assert listed(staff_client.get("/audit/", {"date_from": since}).content) == {
-        "fact.create", "team.create"}
+        "fact.create",
+        "team.create",
+    }
     until = (timezone.now() - datetime.timedelta(days=5)).date().isoformat()
     assert listed(staff_client.get("/audit/", {"date_to": until}).content) == {"fact.delete"}
 
@@ -103,8 +120,9 @@ def test_audit_page_paginates(staff_client, staff, settings):
     assert "n #0" in third and "n #11" not in third
 
 
-def test_people_see_only_their_own_events_staff_see_all(owner_client, outsider_client,
-                                                        owner, outsider):
+def test_people_see_only_their_own_events_staff_see_all(
+    owner_client, outsider_client, owner, outsider
+):
     from teams.services import Actor, audit_log
 
     audit_log(actor=Actor(user=owner), action="secret.thing", target_type="fact", target_id=7)
@@ -112,8 +130,9 @@ def test_people_see_only_their_own_events_staff_see_all(owner_client, outsider_c
     assert "secret.thing" not in outsider_client.get("/audit/").content.decode()
 
 
-def test_audit_page_lists_in_a_constant_number_of_queries(staff_client, staff,
-                                                          django_assert_max_num_queries):
+def test_audit_page_lists_in_a_constant_number_of_queries(
+    staff_client, staff, django_assert_max_num_queries
+):
     from teams.services import Actor, audit_log
 
     for i in range(30):

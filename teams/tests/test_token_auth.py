@@ -51,8 +51,9 @@ def test_read_only_token_cannot_write_403(owner, make_token):
     _, secret = make_token(owner, scopes=("read",))
     client = bearer(secret)
     assert client.get("/api/me").status_code == 200
-    response = client.put("/api/me/settings", {"default_visibility": "global"},
-                          content_type="application/json")
+    response = client.put(
+        "/api/me/settings", {"default_visibility": "global"}, content_type="application/json"
+    )
     assert response.status_code == 403
     assert "'write' scope" in response.json()["detail"]
 
@@ -71,8 +72,12 @@ def test_good_token_acts_as_its_user_and_records_last_use(owner, team, make_toke
     assert response.status_code == 200
     body = response.json()
     assert body["username"] == "alice"
-    assert body["token"] == {"name": "ci-bot", "fleet": "ci", "role": "reviewer",
-                             "scopes": ["read", "write"]}
+    assert body["token"] == {
+        "name": "ci-bot",
+        "fleet": "ci",
+        "role": "reviewer",
+        "scopes": ["read", "write"],
+    }
     assert body["teams"] == [{"id": team.pk, "name": "Platform", "role": "admin"}]
     token.refresh_from_db()
     assert token.last_used_at is not None
@@ -90,8 +95,9 @@ def test_session_user_can_use_the_api_and_needs_csrf_for_writes(owner):
     client = Client(enforce_csrf_checks=True)
     client.force_login(owner)
     assert client.get("/api/me").status_code == 200
-    response = client.put("/api/me/settings", {"default_visibility": "global"},
-                          content_type="application/json")
+    response = client.put(
+        "/api/me/settings", {"default_visibility": "global"}, content_type="application/json"
+    )
     assert response.status_code == 403
     assert "CSRF" in response.json()["detail"]
 
@@ -118,8 +124,17 @@ def test_unknown_scope_is_refused(owner, make_token):
 def test_create_agent_token_command_prints_a_working_secret(owner, capsys):
     from django.core.management import call_command
 
-    call_command("create_agent_token", "--user", "alice", "--name", "headless",
-                 "--fleet", "nightly", "--scopes", "read")
+    call_command(
+        "create_agent_token",
+        "--user",
+        "alice",
+        "--name",
+        "headless",
+        "--fleet",
+        "nightly",
+        "--scopes",
+        "read",
+    )
     secret = capsys.readouterr().out.strip()
     token = AgentToken.objects.get(name="headless")
     assert (token.fleet, token.scopes) == ("nightly", ["read"])

@@ -21,8 +21,15 @@ def put(client, **body):
 
 @pytest.fixture
 def shared_page(owner_client, team):
-    response = put(owner_client, title="Release checklist", content="1. Tag.\n2. Ship.\n",
-                   tags=["release", "ops"], kind="runbook", project="atlas", visibility="team")
+    response = put(
+        owner_client,
+        title="Release checklist",
+        content="1. Tag.\n2. Ship.\n",
+        tags=["release", "ops"],
+        kind="runbook",
+        project="atlas",
+        visibility="team",
+    )
     assert response.status_code == 201, response.content
     return response.json()
 
@@ -30,8 +37,14 @@ def shared_page(owner_client, team):
 def test_put_creates_then_updates_by_title(owner_client, shared_page):
     assert shared_page["slug"] == "release-checklist" and shared_page["kind"] == "runbook"
     assert shared_page["content"] == "1. Tag.\n2. Ship.\n" and shared_page["flagged"] is False
-    again = put(owner_client, title="Release Checklist", content="1. Tag.\n2. Ship.\n3. Tell.\n",
-                tags=["release"], kind="runbook", project="atlas")
+    again = put(
+        owner_client,
+        title="Release Checklist",
+        content="1. Tag.\n2. Ship.\n3. Tell.\n",
+        tags=["release"],
+        kind="runbook",
+        project="atlas",
+    )
     assert again.status_code == 200
     assert again.json()["id"] == shared_page["id"]
     assert Page.objects.count() == 1 and PageRevision.objects.count() == 2
@@ -42,9 +55,13 @@ def test_list_filters_by_tag_kind_and_project(owner_client, shared_page):
     body = owner_client.get("/api/wiki").json()
     assert body["count"] == 2 and body["next"] is None
     assert "content" not in body["items"][0]
-    for query, titles in [("?tag=ops", ["Release checklist"]), ("?kind=note", ["Org note"]),
-                          ("?project=atlas", ["Release checklist"]),
-                          ("?project=", ["Org note"]), ("?tag=nothing", [])]:
+    for query, titles in [
+        ("?tag=ops", ["Release checklist"]),
+        ("?kind=note", ["Org note"]),
+        ("?project=atlas", ["Release checklist"]),
+        ("?project=", ["Org note"]),
+        ("?tag=nothing", []),
+    ]:
         items = owner_client.get(f"/api/wiki{query}").json()["items"]
         assert [i["title"] for i in items] == titles, query
 
@@ -104,13 +121,16 @@ def test_delete_needs_edit_rights_and_is_audited(owner_client, teammate_client, 
     assert AuditEvent.objects.filter(action="wiki.delete").count() == 1
 
 
-@pytest.mark.parametrize("body, status, message", [
-    ({"title": "", "content": "x"}, 400, "needs a title"),
-    ({"title": "T", "content": ""}, 400, "needs content"),
-    ({"title": "T", "content": "x" * 200_001}, 400, "maximum"),
-    ({"title": "T", "content": "x", "visibility": "public"}, 400, "visibility"),
-    ({"content": "x"}, 422, "title"),
-])
+@pytest.mark.parametrize(
+    "body, status, message",
+    [
+        ({"title": "", "content": "x"}, 400, "needs a title"),
+        ({"title": "T", "content": ""}, 400, "needs content"),
+        ({"title": "T", "content": "x" * 200_001}, 400, "maximum"),
+        ({"title": "T", "content": "x", "visibility": "public"}, 400, "visibility"),
+        ({"content": "x"}, 422, "title"),
+    ],
+)
 def test_bad_input_answers_4xx_with_a_message(owner_client, body, status, message):
     response = put(owner_client, **body)
     assert response.status_code == status
@@ -125,8 +145,7 @@ def test_a_slug_another_scope_owns_answers_409(teammate_client, shared_page):
     assert Page.objects.get().content.startswith("1. Tag.")
 
 
-def test_an_agent_gets_no_content_of_a_flagged_unapproved_page(owner, owner_client,
-                                                                agent_client):
+def test_an_agent_gets_no_content_of_a_flagged_unapproved_page(owner, owner_client, agent_client):
     page_id = put(owner_client, title="Deploy notes", content=INJECTION).json()["id"]
     agent = agent_client(owner)
     for url in ("/api/wiki/deploy-notes", "/api/wiki"):

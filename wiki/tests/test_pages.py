@@ -18,10 +18,12 @@ INJECTION = (
 )
 
 
-def write(user, title="Deploying the ingest service", content="Run `make deploy`.",
-          token=None, **extra):
-    return services.wiki_page_upsert(actor=Actor(user=user, token=token), title=title,
-                                     content=content, **extra)
+def write(
+    user, title="Deploying the ingest service", content="Run `make deploy`.", token=None, **extra
+):
+    return services.wiki_page_upsert(
+        actor=Actor(user=user, token=token), title=title, content=content, **extra
+    )
 
 
 def test_upsert_by_title_updates_rather_than_duplicates(owner):
@@ -46,7 +48,9 @@ def test_every_save_keeps_a_revision_and_a_no_op_keeps_none(owner):
     assert not unchanged.changed
     revisions = list(PageRevision.objects.filter(page=page).order_by("number"))
     assert [(r.number, r.content, r.author) for r in revisions] == [
-        (1, "One.", owner), (2, "Two.", owner)]
+        (1, "One.", owner),
+        (2, "Two.", owner),
+    ]
     lines = selectors.wiki_revision_diff(page=page, old=1, new=2)
     assert ("del", "-One.") in lines and ("add", "+Two.") in lines
 
@@ -72,14 +76,17 @@ def test_a_private_page_of_someone_else_does_not_block(owner, outsider):
     assert Page.objects.count() == 2
 
 
-@pytest.mark.parametrize("title, content, message", [
-    ("", "Body.", "needs a title"),
-    ("   ", "Body.", "needs a title"),
-    ("Title", "  \n", "needs content"),
-    ("Title", "x" * (MAX_CONTENT_CHARS + 1), "maximum"),
-    ("t" * 201, "Body.", "at most 200"),
-    ("!!!", "Body.", "no letters or digits"),
-])
+@pytest.mark.parametrize(
+    "title, content, message",
+    [
+        ("", "Body.", "needs a title"),
+        ("   ", "Body.", "needs a title"),
+        ("Title", "  \n", "needs content"),
+        ("Title", "x" * (MAX_CONTENT_CHARS + 1), "maximum"),
+        ("t" * 201, "Body.", "at most 200"),
+        ("!!!", "Body.", "no letters or digits"),
+    ],
+)
 def test_bad_input_is_refused_and_nothing_is_written(owner, title, content, message):
     with pytest.raises(InvalidInput, match=message):
         write(owner, title=title, content=content)
@@ -107,8 +114,21 @@ def test_search_finds_words_in_title_body_and_tags(owner):
     assert "[[replica]]" in hit.snippet
 
 
-@pytest.mark.parametrize("query", ['"', "AND OR NOT", "(", "title:x", "a*b*", "NEAR(a b)",
-                                   "'; DROP TABLE wiki_page; --", "^", "-", "{}"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "AND OR NOT",
+        "(",
+        "title:x",
+        "a*b*",
+        "NEAR(a b)",
+        "'; DROP TABLE wiki_page; --",
+        "^",
+        "-",
+        "{}",
+    ],
+)
 def test_search_never_fails_on_fts_syntax(owner, query):
     write(owner)
     selectors.wiki_page_search(user=owner, query=query)
@@ -173,8 +193,9 @@ def test_a_page_an_agent_writes_is_withheld_from_it_when_flagged(owner, agent):
     assert result["created"] and result["flagged"] and result["content"] is None
 
 
-def test_an_agent_cannot_approve_and_strangers_cannot_either(owner, teammate, outsider,
-                                                              staff, team, agent):
+def test_an_agent_cannot_approve_and_strangers_cannot_either(
+    owner, teammate, outsider, staff, team, agent
+):
     page = write(owner, title="Deploy notes", content=INJECTION, visibility="team").page
     with pytest.raises(Forbidden, match="Agents cannot approve"):
         services.wiki_page_approve(actor=agent, page=page)

@@ -36,7 +36,7 @@ XSS_PAYLOADS: list[str] = [
     "[md ref][x]\n\n[x]: javascript:alert(1)",
     "![md image](javascript:alert(1))",
     "![data image](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)",
-    "<a href=\"https://ok.example\" onclick=\"alert(1)\">handler on a good link</a>",
+    '<a href="https://ok.example" onclick="alert(1)">handler on a good link</a>',
     '<div style="background:url(javascript:alert(1))">styled</div>',
     '<p style="x:expression(alert(1))">ie expression</p>',
     "<details open ontoggle=alert(1)><summary>x</summary></details>",
@@ -53,7 +53,7 @@ XSS_PAYLOADS: list[str] = [
     '<img src="https://ok.example/a.png" onload="alert(1)">',
     '<a href="https://ok.example" target="_blank" formaction="javascript:alert(1)">x</a>',
     "<!--><script>alert(1)</script>-->",
-    "<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\">",
+    '<noscript><p title="</noscript><img src=x onerror=alert(1)>">',
     "`<script>alert(1)</script>` and\n\n```html\n<script>alert(1)</script>\n```",
     "<a href='javas&#99;ript:alert(1)'>partial entity</a>",
     "<img src=`javascript:alert(1)`>",
@@ -116,7 +116,9 @@ def test_xss_payload_renders_inert(payload: str) -> None:
 
 @pytest.mark.parametrize("payload", XSS_PAYLOADS)
 def test_xss_payload_inside_a_normal_page_renders_inert(payload: str) -> None:
-    page = f"# Runbook\n\nSome text before.\n\n{payload}\n\n| a | b |\n|---|---|\n| {payload} | x |\n"
+    page = (
+        f"# Runbook\n\nSome text before.\n\n{payload}\n\n| a | b |\n|---|---|\n| {payload} | x |\n"
+    )
     assert_inert(render_markdown(page))
 
 
@@ -133,8 +135,8 @@ def test_tables_render_with_alignment() -> None:
     )
     tags = [tag for tag, _ in _parse(rendered)]
     assert tags[:2] == ["table", "thead"]
-    assert "<td align=\"right\">8080</td>" in rendered
-    assert "<th align=\"left\">service</th>" in rendered
+    assert '<td align="right">8080</td>' in rendered
+    assert '<th align="left">service</th>' in rendered
 
 
 def test_fenced_code_keeps_its_language_and_escapes_its_content() -> None:
@@ -153,7 +155,10 @@ def test_only_the_language_class_survives() -> None:
 def test_links_get_nofollow_noopener() -> None:
     rendered = render_markdown("[docs](https://docs.example/page) and https://bare.example/x")
     links = [dict(attrs) for tag, attrs in _parse(rendered) if tag == "a"]
-    assert [link["href"] for link in links] == ["https://docs.example/page", "https://bare.example/x"]
+    assert [link["href"] for link in links] == [
+        "https://docs.example/page",
+        "https://bare.example/x",
+    ]
     assert all(link["rel"] == "nofollow noopener" for link in links)
 
 
@@ -176,8 +181,15 @@ def test_ordinary_markdown_survives() -> None:
         "## Steps\n\n1. **Drain** the node\n2. Run `kubectl cordon`\n\n"
         "> note: ~~old~~ new\n\n- [ ] todo\n\n---\n"
     )
-    for fragment in ("<h2>", "<ol>", "<strong>Drain</strong>", "<code>kubectl cordon</code>",
-                     "<blockquote>", "<s>old</s>", "<hr>"):
+    for fragment in (
+        "<h2>",
+        "<ol>",
+        "<strong>Drain</strong>",
+        "<code>kubectl cordon</code>",
+        "<blockquote>",
+        "<s>old</s>",
+        "<hr>",
+    ):
         assert fragment in rendered
 
 

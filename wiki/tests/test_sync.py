@@ -15,13 +15,13 @@ pytestmark = pytest.mark.django_db
 
 FILES = {
     "projects/atlas/pdd.md": "---\ntitle: Atlas design\ntags: [design, atlas]\n---\n"
-                             "# Atlas\n\nThe ingest pipeline.\r\nWindows line ending kept.\n",
+    "# Atlas\n\nThe ingest pipeline.\r\nWindows line ending kept.\n",
     "projects/atlas/adr-0003-use-sqlite.md": "We use SQLite with FTS5.\n",
     "projects/atlas/runbook-restore.md": "---\nvisibility: team\n---\nRestore from the "
-                                         "nightly dump.\n",
+    "nightly dump.\n",
     "projects/atlas/meeting.md": "Notes of the kickoff.\n",
     "org/vendor-quirks.md": "---\ntitle: Vendor quirks\ntags: [vendors]\n---\n"
-                            "The S3 clone lies about ETags.\n",
+    "The S3 clone lies about ETags.\n",
 }
 
 
@@ -40,8 +40,11 @@ def run(command: str, *args: str) -> tuple[str, str]:
 
 
 def snapshot() -> list[tuple]:
-    return sorted(Page.objects.values_list("project", "slug", "title", "content", "kind",
-                                           "visibility", "tags", "team_id"))
+    return sorted(
+        Page.objects.values_list(
+            "project", "slug", "title", "content", "kind", "visibility", "tags", "team_id"
+        )
+    )
 
 
 def test_import_reads_the_layout(tmp_path, owner, team):
@@ -70,24 +73,32 @@ def test_reimport_updates_changed_files_only(tmp_path, owner, team):
 
 
 def test_invalid_front_matter_is_a_per_file_error(tmp_path, owner, team):
-    files = {**FILES, "org/broken.md": "---\ntitle: [unclosed\n---\nBody.\n",
-             "org/unknown-key.md": "---\ntag: oops\n---\nBody.\n"}
+    files = {
+        **FILES,
+        "org/broken.md": "---\ntitle: [unclosed\n---\nBody.\n",
+        "org/unknown-key.md": "---\ntag: oops\n---\nBody.\n",
+    }
     root = make_folder(tmp_path, files)
     out, err = StringIO(), StringIO()
     with pytest.raises(CommandError, match="2 file"):
         call_command("wiki_import", str(root), "--user", "alice", stdout=out, stderr=err)
     assert "5 created" in out.getvalue()
     assert "org/broken.md: invalid front matter" in err.getvalue()
-    assert "org/unknown-key.md: invalid front matter: unknown front matter key 'tag'" in \
-        err.getvalue()
+    assert (
+        "org/unknown-key.md: invalid front matter: unknown front matter key 'tag'" in err.getvalue()
+    )
     assert not Page.objects.filter(slug__in=["broken", "unknown-key"]).exists()
 
 
 def test_import_edit_export_reimport_is_lossless(tmp_path, owner, team):
     run("wiki_import", str(make_folder(tmp_path / "in", FILES)), "--user", "alice")
-    wiki_page_upsert(actor=Actor(user=owner), title="Vendor quirks",
-                     content="The S3 clone lies about ETags.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
-                     tags=["vendors", "s3"], visibility="team")
+    wiki_page_upsert(
+        actor=Actor(user=owner),
+        title="Vendor quirks",
+        content="The S3 clone lies about ETags.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+        tags=["vendors", "s3"],
+        visibility="team",
+    )
     before = snapshot()
     out, _ = run("wiki_export", str(tmp_path / "out"), "--user", "alice")
     assert "5 page(s) written" in out
@@ -111,9 +122,9 @@ def test_import_edit_export_reimport_is_lossless(tmp_path, owner, team):
 def test_export_follows_the_access_rule(tmp_path, owner, teammate, outsider, team):
     run("wiki_import", str(make_folder(tmp_path / "in", FILES)), "--user", "alice")
     run("wiki_export", str(tmp_path / "bob"), "--user", "bob")
-    assert sorted(str(p.relative_to(tmp_path / "bob")) for p in
-                  (tmp_path / "bob").rglob("*.md")) == ["org/vendor-quirks.md",
-                                                         "projects/atlas/runbook-restore.md"]
+    assert sorted(
+        str(p.relative_to(tmp_path / "bob")) for p in (tmp_path / "bob").rglob("*.md")
+    ) == ["org/vendor-quirks.md", "projects/atlas/runbook-restore.md"]
     out, _ = run("wiki_export", str(tmp_path / "charlie"), "--user", "charlie")
     assert "0 page(s) written" in out
     assert list((tmp_path / "charlie").rglob("*.md")) == []

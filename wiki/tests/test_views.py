@@ -18,8 +18,7 @@ INJECTION = (
 
 
 def write(user, title="Deploy guide", content="Run `make deploy`.", **extra) -> Page:
-    return wiki_page_upsert(actor=Actor(user=user), title=title, content=content,
-                            **extra).page
+    return wiki_page_upsert(actor=Actor(user=user), title=title, content=content, **extra).page
 
 
 def test_the_list_searches_and_filters(owner_client, owner):
@@ -37,8 +36,9 @@ def test_the_list_searches_and_filters(owner_client, owner):
     assert owner_client.get(reverse("wiki"), {"q": '"(NEAR'}).status_code == 200
 
 
-def test_the_list_takes_a_fixed_number_of_queries(owner_client, owner,
-                                                  django_assert_max_num_queries):
+def test_the_list_takes_a_fixed_number_of_queries(
+    owner_client, owner, django_assert_max_num_queries
+):
     for n in range(8):
         write(owner, title=f"Page {n}")
     with django_assert_max_num_queries(12):
@@ -56,27 +56,43 @@ def test_a_page_renders_safely_with_findings_highlighted(owner_client, owner):
 
 
 def test_the_editor_saves_and_the_preview_renders_markdown(owner_client):
-    response = owner_client.post(reverse("wiki-preview"),
-                                 {"content": "# Hello\n\n<img src=x onerror=alert(1)>"})
+    response = owner_client.post(
+        reverse("wiki-preview"), {"content": "# Hello\n\n<img src=x onerror=alert(1)>"}
+    )
     assert "<h1>Hello</h1>" in response.content.decode()
     assert "onerror" not in response.content.decode()
-    response = owner_client.post(reverse("wiki-new"), {
-        "title": "Deploy guide", "content": "Step one.", "tags": "ops, Deploy",
-        "kind": "runbook", "project": "atlas", "visibility": ""})
+    response = owner_client.post(
+        reverse("wiki-new"),
+        {
+            "title": "Deploy guide",
+            "content": "Step one.",
+            "tags": "ops, Deploy",
+            "kind": "runbook",
+            "project": "atlas",
+            "visibility": "",
+        },
+    )
     page = Page.objects.get()
     assert response.status_code == 302 and response.url == reverse("wiki-page", args=[page.pk])
     assert page.tags == ["ops", "deploy"] and page.project == "atlas"
-    owner_client.post(reverse("wiki-edit", args=[page.pk]), {
-        "title": "ignored", "content": "Step one.\nStep two.", "tags": "ops",
-        "kind": "runbook", "project": "ignored", "visibility": "private"})
+    owner_client.post(
+        reverse("wiki-edit", args=[page.pk]),
+        {
+            "title": "ignored",
+            "content": "Step one.\nStep two.",
+            "tags": "ops",
+            "kind": "runbook",
+            "project": "ignored",
+            "visibility": "private",
+        },
+    )
     page.refresh_from_db()
     assert page.title == "Deploy guide" and page.content.endswith("Step two.")
     assert page.revisions.count() == 2
 
 
 def test_the_editor_shows_the_services_message_and_writes_nothing(owner_client):
-    response = owner_client.post(reverse("wiki-new"), {"title": "", "content": "x",
-                                                      "kind": "note"})
+    response = owner_client.post(reverse("wiki-new"), {"title": "", "content": "x", "kind": "note"})
     assert response.status_code == 400 and "needs a title" in response.content.decode()
     assert not Page.objects.exists()
 
@@ -89,8 +105,10 @@ def test_history_and_diff(owner_client, owner):
     html = owner_client.get(reverse("wiki-diff", args=[page.pk]), {"old": 1, "new": 2})
     text = html.content.decode()
     assert "-&lt;b&gt;old&lt;/b&gt;" in text and "+&lt;i&gt;new&lt;/i&gt;" in text
-    assert owner_client.get(reverse("wiki-diff", args=[page.pk]),
-                            {"old": 1, "new": 9}).status_code == 404
+    assert (
+        owner_client.get(reverse("wiki-diff", args=[page.pk]), {"old": 1, "new": 9}).status_code
+        == 404
+    )
 
 
 def test_the_review_queue_approves(owner_client, owner):
@@ -118,8 +136,9 @@ def test_a_teammate_reads_but_cannot_edit_approve_or_delete(teammate_client, own
 def test_the_outsider_is_refused_everywhere(outsider_client, owner, team):
     page = write(owner, visibility="team")
     assert "Deploy guide" not in outsider_client.get(reverse("wiki")).content.decode()
-    assert "Deploy guide" not in outsider_client.get(reverse("wiki"),
-                                                     {"q": "deploy"}).content.decode()
+    assert (
+        "Deploy guide" not in outsider_client.get(reverse("wiki"), {"q": "deploy"}).content.decode()
+    )
     for name in ("wiki-page", "wiki-edit", "wiki-history", "wiki-diff"):
         assert outsider_client.get(reverse(name, args=[page.pk])).status_code == 404, name
     for name in ("wiki-approve", "wiki-delete"):

@@ -20,7 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=20)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        text = codegraph_query(actor=Actor(user=user_named(options["user"])),
-                               query=options["query"], project=options["project"],
-                               callers=options["callers"], limit=options["limit"])
+        text = codegraph_query(
+            actor=Actor(user=user_named(options["user"])),
+            query=options["query"],
+            project=options["project"],
+            callers=options["callers"],
+            limit=options["limit"],
+        )
         self.stdout.write(text)

@@ -29,8 +29,9 @@ class ProgressBar:
     def __call__(self, done: int, total: int) -> None:
         if self.tqdm is not None:
             if self.bar is None:
-                self.bar = self.tqdm(total=total, unit="file", file=self.stream,
-                                     dynamic_ncols=True, desc="scan")
+                self.bar = self.tqdm(
+                    total=total, unit="file", file=self.stream, dynamic_ncols=True, desc="scan"
+                )
             self.bar.n = done
             self.bar.refresh()
             return
@@ -58,9 +59,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         actor = Actor(user=user_named(options["user"]))
         try:
-            project = code_project_register(actor=actor, name=options["name"],
-                                            path=options["path"],
-                                            visibility=options["visibility"])
+            project = code_project_register(
+                actor=actor,
+                name=options["name"],
+                path=options["path"],
+                visibility=options["visibility"],
+            )
         except ApplicationError as exc:
             raise CommandError(exc.message) from None
         bar = ProgressBar(sys.stderr)

@@ -28,5 +28,6 @@ class Command(BaseCommand):
                 f"It is shown only this once; change it after logging in.\n{banner}"
             )
         else:
-            self.stdout.write(f"Created admin user '{username}' (password from "
-                              "MEMORYHUB_ADMIN_PASSWORD).")
+            self.stdout.write(
+                f"Created admin user '{username}' (password from MEMORYHUB_ADMIN_PASSWORD)."
+            )

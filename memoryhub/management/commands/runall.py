@@ -24,20 +24,58 @@ class Command(BaseCommand):
         python = sys.executable
         bind = f"{options['host']}:{options['port']}"
         commands = {
-            "web": [python, "-m", "gunicorn", "memoryhub.wsgi:application", "--bind", bind,
-                    "--workers", str(settings.MEMORYHUB_WEB_WORKERS), "--threads", "4",
-                    "--access-logfile", "-", "--graceful-timeout", "5"],
-            "worker": [python, "-m", "celery", "-A", "memoryhub", "worker", "--loglevel",
-                       "INFO", "--concurrency", str(settings.MEMORYHUB_WORKER_CONCURRENCY),
-                       "--hostname", "memoryhub@%h"],
-            "beat": [python, "-m", "celery", "-A", "memoryhub", "beat", "--loglevel", "INFO",
-                     "--schedule", settings.CELERY_BEAT_SCHEDULE_FILENAME],
+            "web": [
+                python,
+                "-m",
+                "gunicorn",
+                "memoryhub.wsgi:application",
+                "--bind",
+                bind,
+                "--workers",
+                str(settings.MEMORYHUB_WEB_WORKERS),
+                "--threads",
+                "4",
+                "--access-logfile",
+                "-",
+                "--graceful-timeout",
+                "5",
+            ],
+            "worker": [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "memoryhub",
+                "worker",
+                "--loglevel",
+                "INFO",
+                "--concurrency",
+                str(settings.MEMORYHUB_WORKER_CONCURRENCY),
+                "--hostname",
+                "memoryhub@%h",
+            ],
+            "beat": [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "memoryhub",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                settings.CELERY_BEAT_SCHEDULE_FILENAME,
+            ],
         }
-        broker = "redis" if settings.REDIS_URL else "the filesystem queue in " + str(
-            settings.DATA_DIR / "queue"
+        broker = (
+            "redis"
+            if settings.REDIS_URL
+            else "the filesystem queue in " + str(settings.DATA_DIR / "queue")
         )
-        self.stdout.write(f"MemoryHub on http://{bind}/ (API docs at /api/docs), "
-                          f"worker and beat on {broker}. Ctrl-C stops everything.")
+        self.stdout.write(
+            f"MemoryHub on http://{bind}/ (API docs at /api/docs), "
+            f"worker and beat on {broker}. Ctrl-C stops everything."
+        )
         # Own sessions: Ctrl-C reaches only this process, which then stops each child once.
         processes = {
             name: subprocess.Popen(cmd, start_new_session=True) for name, cmd in commands.items()

@@ -13,8 +13,11 @@ class Command(BaseCommand):
         parser.add_argument("--name", required=True, help="A name to tell the token apart.")
         parser.add_argument("--fleet", default="", help="Agent fleet the token belongs to.")
         parser.add_argument("--role", default="", help="Agent role, free text.")
-        parser.add_argument("--scopes", default="read,write",
-                            help="Comma-separated scopes: read, write (default both).")
+        parser.add_argument(
+            "--scopes",
+            default="read,write",
+            help="Comma-separated scopes: read, write (default both).",
+        )
 
     def handle(self, *args: object, **options: str) -> None:
         User = get_user_model()

@@ -24,8 +24,12 @@ _SAFE_SEGMENT = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$")
 
 
 def page_text(page: Page) -> str:
-    meta = {"title": page.title, "tags": list(page.tags), "visibility": page.visibility,
-            "kind": page.kind}
+    meta = {
+        "title": page.title,
+        "tags": list(page.tags),
+        "visibility": page.visibility,
+        "kind": page.kind,
+    }
     return frontmatter.dump(meta, page.content)
 
 
@@ -38,8 +42,9 @@ def page_path(page: Page, taken: set[Path]) -> Path:
     return path
 
 
-def export_folder(*, actor: Actor, root: Path, project: str | None = None,
-                  progress: Any = None) -> tuple[list[str], list[tuple[str, str]]]:
+def export_folder(
+    *, actor: Actor, root: Path, project: str | None = None, progress: Any = None
+) -> tuple[list[str], list[tuple[str, str]]]:
     """Write every page ``actor`` may read under ``root``; returns the written paths and
     the pages that could not be written, with why."""
     pages = list(selectors.wiki_page_export_rows(user=actor.user, project=project))
@@ -49,8 +54,9 @@ def export_folder(*, actor: Actor, root: Path, project: str | None = None,
     bar = ProgressBar(progress, len(pages)) if progress is not None else None
     for page in pages:
         if page.project and not _SAFE_SEGMENT.match(page.project):
-            errors.append((page.title, f"project key {page.project!r} is not a safe "
-                                       "directory name; skipped"))
+            errors.append(
+                (page.title, f"project key {page.project!r} is not a safe directory name; skipped")
+            )
         else:
             relative = page_path(page, taken)
             taken.add(relative)
@@ -62,8 +68,13 @@ def export_folder(*, actor: Actor, root: Path, project: str | None = None,
             bar.step(page.slug)
     if bar is not None:
         bar.close()
-    audit_log(actor=actor, action="wiki.export", target_type="user", target_id=actor.user.pk,
-              details={"pages": len(written), "project": project})
+    audit_log(
+        actor=actor,
+        action="wiki.export",
+        target_type="user",
+        target_id=actor.user.pk,
+        details={"pages": len(written), "project": project},
+    )
     return written, errors
 
 
@@ -74,8 +85,9 @@ class Command(BaseCommand):
         parser.add_argument("directory", type=Path)
         parser.add_argument("--user", help="Export what this user can read (username).")
         parser.add_argument("--project", help="Only this project's pages.")
-        parser.add_argument("--no-progress", action="store_true",
-                            help="Do not draw the progress bar on stderr.")
+        parser.add_argument(
+            "--no-progress", action="store_true", help="Do not draw the progress bar on stderr."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         root: Path = options["directory"]
@@ -84,8 +96,9 @@ class Command(BaseCommand):
         root.mkdir(parents=True, exist_ok=True)
         user = resolve_user(options["user"])
         progress = None if options["no_progress"] else getattr(self.stderr, "_out", sys.stderr)
-        written, errors = export_folder(actor=Actor(user=user), root=root,
-                                        project=options["project"], progress=progress)
+        written, errors = export_folder(
+            actor=Actor(user=user), root=root, project=options["project"], progress=progress
+        )
         for title, message in errors:
             self.stderr.write(f"{title}: {message}")
         self.stdout.write(f"{len(written)} page(s) written to {root}.")

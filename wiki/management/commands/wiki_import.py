@@ -122,16 +122,29 @@ def import_file(*, actor: Actor, path: Path, project: str, team: Any) -> str:
     visibility = meta.get("visibility")
     if visibility is None and not project and team is not None:
         visibility = Visibility.TEAM
-    existing = Page.objects.filter(owner=actor.user, project=project,
-                                   slug=services.page_slug(title)).first()
+    existing = Page.objects.filter(
+        owner=actor.user, project=project, slug=services.page_slug(title)
+    ).first()
     if existing is not None:
-        hash_now = page_fingerprint(title=title, content=body, tags=tags, kind=kind,
-                                    visibility=visibility or existing.visibility)
+        hash_now = page_fingerprint(
+            title=title,
+            content=body,
+            tags=tags,
+            kind=kind,
+            visibility=visibility or existing.visibility,
+        )
         if hash_now == existing.content_hash:
             return "unchanged"
-    result = services.wiki_page_upsert(actor=actor, title=title, content=body, tags=tags,
-                                       kind=kind, project=project, visibility=visibility,
-                                       team=team.pk if team is not None else None)
+    result = services.wiki_page_upsert(
+        actor=actor,
+        title=title,
+        content=body,
+        tags=tags,
+        kind=kind,
+        project=project,
+        visibility=visibility,
+        team=team.pk if team is not None else None,
+    )
     if result.created:
         return "created"
     return "updated" if result.changed else "unchanged"
@@ -163,10 +176,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("directory", type=Path)
         parser.add_argument("--user", help="Owner of the imported pages (username).")
-        parser.add_argument("--team", help="Team (name or id) the pages belong to; "
-                                           "default: the user's active team.")
-        parser.add_argument("--no-progress", action="store_true",
-                            help="Do not draw the progress bar on stderr.")
+        parser.add_argument(
+            "--team", help="Team (name or id) the pages belong to; default: the user's active team."
+        )
+        parser.add_argument(
+            "--no-progress", action="store_true", help="Do not draw the progress bar on stderr."
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         root: Path = options["directory"]
@@ -174,8 +189,11 @@ class Command(BaseCommand):
             raise CommandError(f"{root} is not a directory.")
         user = resolve_user(options["user"])
         try:
-            team = (resolve_team(user=user, team=options["team"]) if options["team"]
-                    else scope_for_new_row(user=user)["team"])
+            team = (
+                resolve_team(user=user, team=options["team"])
+                if options["team"]
+                else scope_for_new_row(user=user)["team"]
+            )
         except ApplicationError as exc:
             raise CommandError(exc.message) from None
         progress = None if options["no_progress"] else getattr(self.stderr, "_out", sys.stderr)
