@@ -48,12 +48,14 @@ def bench_env(data_dir: Path, **extra: str) -> dict[str, str]:
     active facts (a bulk load would otherwise be archived down to the default 1,000),
     quiet logs, plus ``extra``."""
     env = dict(os.environ)
-    env.update({
-        "MEMORYHUB_DATA_DIR": str(data_dir),
-        "MEMORYHUB_MAX_ACTIVE_FACTS": "0",
-        "LOG_LEVEL": "WARNING",
-        "DJANGO_SETTINGS_MODULE": "memoryhub.settings",
-    })
+    env.update(
+        {
+            "MEMORYHUB_DATA_DIR": str(data_dir),
+            "MEMORYHUB_MAX_ACTIVE_FACTS": "0",
+            "LOG_LEVEL": "WARNING",
+            "DJANGO_SETTINGS_MODULE": "memoryhub.settings",
+        }
+    )
     env.update(extra)
     return env
 
@@ -77,8 +79,7 @@ def bench_user(username: str = "bench"):
 
     user = get_user_model().objects.create_user(username=username, password=None)
     actor = Actor(user=user)
-    _, secret = agent_token_create(actor=actor, name=f"{username}-agent",
-                                   scopes=["read", "write"])
+    _, secret = agent_token_create(actor=actor, name=f"{username}-agent", scopes=["read", "write"])
     return user, actor, secret
 
 
@@ -103,8 +104,9 @@ class Timing:
     @classmethod
     def of(cls, seconds: Sequence[float]) -> Timing:
         ms = sorted(s * 1000 for s in seconds)
-        return cls(p50=_quantile(ms, 0.50), p95=_quantile(ms, 0.95),
-                   mean=statistics.fmean(ms), n=len(ms))
+        return cls(
+            p50=_quantile(ms, 0.50), p95=_quantile(ms, 0.95), mean=statistics.fmean(ms), n=len(ms)
+        )
 
 
 def _quantile(sorted_values: Sequence[float], q: float) -> float:
@@ -123,15 +125,24 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[obje
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
 
     def line(row: Sequence[str]) -> str:
-        return "| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                 for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |"
+        return (
+            "| "
+            + " | ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+            + " |"
+        )
 
     print()
     print(title)
     print()
     print(line(cells[0]))
-    print("|" + "|".join("-" * (w + 2) if i == 0 else "-" * (w + 1) + ":"
-                         for i, w in enumerate(widths)) + "|")
+    print(
+        "|"
+        + "|".join("-" * (w + 2) if i == 0 else "-" * (w + 1) + ":" for i, w in enumerate(widths))
+        + "|"
+    )
     for row in cells[1:]:
         print(line(row))
     sys.stdout.flush()
@@ -158,28 +169,43 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def gunicorn_server(env: dict[str, str], *, workers: int = 1, threads: int = 4,
-                    log_path: Path | None = None) -> Iterator[str]:
+def gunicorn_server(
+    env: dict[str, str], *, workers: int = 1, threads: int = 4, log_path: Path | None = None
+) -> Iterator[str]:
     """Serve MemoryHub with gunicorn (as ``make run`` does, one worker) and yield its base
     URL once it answers; stop it on exit."""
     import httpx
 
     port = free_port()
-    command = [sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application",
-               "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-               "--threads", str(threads), "--timeout", "300"]
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "memoryhub.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--timeout",
+        "300",
+    ]
     base = f"http://127.0.0.1:{port}"
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(open(log_path, "ab")) if log_path else subprocess.DEVNULL
         # Its own session, so stopping it reaches its worker too and nothing else.
-        process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=log, stderr=log,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, stdout=log, stderr=log, start_new_session=True
+        )
         stack.callback(stop_process_group, process)
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with code {process.returncode}"
-                                   + (f"; see {log_path}" if log_path else ""))
+                raise RuntimeError(
+                    f"gunicorn exited with code {process.returncode}"
+                    + (f"; see {log_path}" if log_path else "")
+                )
             # Any answer will do (401 here): /api/health would wait on a worker ping.
             try:
                 httpx.get(base + "/api/memories", timeout=5)
@@ -257,8 +283,7 @@ TASKS = """code review, writing design docs, debugging flaky tests, pairing on r
 incident response, sprint planning, load testing, writing migrations, on-call handovers,
 customer demos, data modelling, API design""".split(", ")
 STYLES = """short bullet points, detailed explanations, code examples first, a summary
-before details, diagrams, step-by-step instructions, links to the source, plain prose""".split(
-    ", ")
+before details, diagrams, step-by-step instructions, links to the source, plain prose""".split(", ")
 EDITOR_SETTINGS = """dark mode, a light theme, vertical splits, relative line numbers, four
 space indentation, tabs for indentation, format on save, a 100-column ruler, the Fira Code
 font, minimap turned off""".split(", ")
@@ -270,59 +295,120 @@ TEMPLATES: list[tuple[str, str, tuple[str, ...]]] = [
     ("preference", "{person} prefers {tool} over {tool2} for {task}.", ("tooling",)),
     ("preference", "{person} likes answers as {style}.", ("communication",)),
     ("preference", "{person} uses {tool} with {setting} on every machine.", ("editor",)),
-    ("preference", "{person} drinks {drink} and avoids meetings before {hour} on {weekday}s.",
-     ("habits",)),
-    ("preference", "{person} wants {lang} examples rather than {lang2} when learning {tool}.",
-     ("learning",)),
-    ("preference", "{person} asked not to be paged about {project} outside working hours in "
-     "{city}.", ("on-call",)),
-    ("fact", "The {project} {component} runs on {tool} {version} in the {city} region.",
-     ("infrastructure",)),
-    ("fact", "The {project} {component} is written in {lang} and deployed with {tool}.",
-     ("stack",)),
-    ("fact", "{project} stores its {component} data in {tool} with nightly backups at {hour}.",
-     ("data",)),
+    (
+        "preference",
+        "{person} drinks {drink} and avoids meetings before {hour} on {weekday}s.",
+        ("habits",),
+    ),
+    (
+        "preference",
+        "{person} wants {lang} examples rather than {lang2} when learning {tool}.",
+        ("learning",),
+    ),
+    (
+        "preference",
+        "{person} asked not to be paged about {project} outside working hours in {city}.",
+        ("on-call",),
+    ),
+    (
+        "fact",
+        "The {project} {component} runs on {tool} {version} in the {city} region.",
+        ("infrastructure",),
+    ),
+    (
+        "fact",
+        "The {project} {component} is written in {lang} and deployed with {tool}.",
+        ("stack",),
+    ),
+    (
+        "fact",
+        "{project} stores its {component} data in {tool} with nightly backups at {hour}.",
+        ("data",),
+    ),
     ("fact", "The {team} team owns {project} and its {component}.", ("ownership",)),
-    ("fact", "{project} release {version} shipped on {date} with the new {component}.",
-     ("release",)),
-    ("fact", "The staging cluster for {project} uses {tool} and {tool2} behind {proxy}.",
-     ("staging",)),
+    (
+        "fact",
+        "{project} release {version} shipped on {date} with the new {component}.",
+        ("release",),
+    ),
+    (
+        "fact",
+        "The staging cluster for {project} uses {tool} and {tool2} behind {proxy}.",
+        ("staging",),
+    ),
     ("fact", "{person}'s laptop runs {os} with {tool} installed through {pkg}.", ("setup",)),
-    ("context", "{person} is travelling to {city} from {date} to {date2} for the {project} "
-     "offsite.", ("travel",)),
-    ("context", "{person} is on parental leave until {date}; {person2} covers {project}.",
-     ("leave",)),
-    ("context", "The {project} launch moved to {date} because the {component} failed load "
-     "tests.", ("deadline",)),
-    ("context", "{person} is migrating {project} from {tool} to {tool2} this quarter.",
-     ("migration",)),
-    ("context", "The {team} team is hiring a {lang} engineer for the {component}.",
-     ("hiring",)),
-    ("context", "The incident on {date} took down the {project} {component} for {minutes} "
-     "minutes.", ("incident",)),
+    (
+        "context",
+        "{person} is travelling to {city} from {date} to {date2} for the {project} offsite.",
+        ("travel",),
+    ),
+    (
+        "context",
+        "{person} is on parental leave until {date}; {person2} covers {project}.",
+        ("leave",),
+    ),
+    (
+        "context",
+        "The {project} launch moved to {date} because the {component} failed load tests.",
+        ("deadline",),
+    ),
+    (
+        "context",
+        "{person} is migrating {project} from {tool} to {tool2} this quarter.",
+        ("migration",),
+    ),
+    ("context", "The {team} team is hiring a {lang} engineer for the {component}.", ("hiring",)),
+    (
+        "context",
+        "The incident on {date} took down the {project} {component} for {minutes} minutes.",
+        ("incident",),
+    ),
     ("relationship", "{person} reports to {person2} on the {team} team.", ("org",)),
     ("relationship", "{person} mentors {person2} on {lang} and {tool}.", ("mentoring",)),
     ("relationship", "{person} and {person2} co-own the {project} {component}.", ("ownership",)),
     ("relationship", "{person} is the {team} team's contact for {tool} questions.", ("org",)),
     ("relationship", "{person} pairs with {person2} every {weekday} on {task}.", ("pairing",)),
-    ("pattern", "{person} usually deploys {project} on {weekday} mornings after the standup.",
-     ("deploys",)),
-    ("pattern", "{person} reviews pull requests for the {component} within {minutes} minutes.",
-     ("review",)),
-    ("pattern", "Every {weekday} {person} runs the {project} {component} load tests with {tool}.",
-     ("testing",)),
-    ("pattern", "{person} writes a design doc before touching the {project} {component}.",
-     ("process",)),
-    ("pattern", "When {tool} alerts fire for {project}, {person} checks {tool2} dashboards "
-     "first.", ("on-call",)),
-    ("personality", "{person} is {adjective} and likes to hear the trade-offs before a "
-     "decision.", ("working-style",)),
-    ("personality", "{person} enjoys {hobby} and often mentions it on {weekday}s.",
-     ("personal",)),
-    ("personality", "{person} loves {food} and recommends a place near the {city} office.",
-     ("personal",)),
-    ("personality", "{person} is {adjective} in code review and asks for tests with every "
-     "change.", ("review",)),
+    (
+        "pattern",
+        "{person} usually deploys {project} on {weekday} mornings after the standup.",
+        ("deploys",),
+    ),
+    (
+        "pattern",
+        "{person} reviews pull requests for the {component} within {minutes} minutes.",
+        ("review",),
+    ),
+    (
+        "pattern",
+        "Every {weekday} {person} runs the {project} {component} load tests with {tool}.",
+        ("testing",),
+    ),
+    (
+        "pattern",
+        "{person} writes a design doc before touching the {project} {component}.",
+        ("process",),
+    ),
+    (
+        "pattern",
+        "When {tool} alerts fire for {project}, {person} checks {tool2} dashboards first.",
+        ("on-call",),
+    ),
+    (
+        "personality",
+        "{person} is {adjective} and likes to hear the trade-offs before a decision.",
+        ("working-style",),
+    ),
+    ("personality", "{person} enjoys {hobby} and often mentions it on {weekday}s.", ("personal",)),
+    (
+        "personality",
+        "{person} loves {food} and recommends a place near the {city} office.",
+        ("personal",),
+    ),
+    (
+        "personality",
+        "{person} is {adjective} in code review and asks for tests with every change.",
+        ("review",),
+    ),
 ]
 
 # Questions an agent sends to recall, drawn from the same vocabularies so that some
@@ -382,12 +468,21 @@ class FactGenerator:
         month = r.randrange(12)
         year = r.choice((2024, 2025, 2026))
         return {
-            "person": person, "person2": person2, "tool": tool.replace("-", " "),
-            "tool2": tool2.replace("-", " "), "lang": lang, "lang2": lang2,
-            "project": r.choice(PROJECTS), "component": r.choice(COMPONENTS),
-            "city": r.choice(CITIES).replace("-", " "), "team": r.choice(TEAMS),
-            "task": r.choice(TASKS), "style": r.choice(STYLES), "drink": r.choice(DRINKS),
-            "setting": r.choice(EDITOR_SETTINGS), "weekday": r.choice(WEEKDAYS),
+            "person": person,
+            "person2": person2,
+            "tool": tool.replace("-", " "),
+            "tool2": tool2.replace("-", " "),
+            "lang": lang,
+            "lang2": lang2,
+            "project": r.choice(PROJECTS),
+            "component": r.choice(COMPONENTS),
+            "city": r.choice(CITIES).replace("-", " "),
+            "team": r.choice(TEAMS),
+            "task": r.choice(TASKS),
+            "style": r.choice(STYLES),
+            "drink": r.choice(DRINKS),
+            "setting": r.choice(EDITOR_SETTINGS),
+            "weekday": r.choice(WEEKDAYS),
             "hour": f"{r.randint(7, 11)}:{r.choice(('00', '30'))}",
             "version": f"{r.randint(1, 17)}.{r.randint(0, 12)}",
             "date": f"{day} {MONTHS[month]} {year}",
@@ -396,7 +491,8 @@ class FactGenerator:
             "os": r.choice(("macOS", "Ubuntu 24.04", "Fedora", "Arch Linux", "Windows 11")),
             "pkg": r.choice(("Homebrew", "apt", "Nix", "asdf", "mise", "winget")),
             "proxy": r.choice(("Nginx", "Caddy", "Traefik", "Envoy")),
-            "adjective": r.choice(ADJECTIVES), "hobby": r.choice(HOBBIES),
+            "adjective": r.choice(ADJECTIVES),
+            "hobby": r.choice(HOBBIES),
             "food": r.choice(FOODS),
         }
 
@@ -407,8 +503,11 @@ class FactGenerator:
         # Tags name the topic and the subject, as agents tag what they store; a generic
         # topic tag alone would make the write path merge unrelated facts as "same
         # subject".
-        subjects = [fields[name].lower().replace(" ", "-") for name in ("person", "project")
-                    if "{" + name + "}" in template]
+        subjects = [
+            fields[name].lower().replace(" ", "-")
+            for name in ("person", "project")
+            if "{" + name + "}" in template
+        ]
         return {
             "content": template.format(**fields),
             "category": category,

@@ -78,13 +78,15 @@ def embed_texts(texts: Sequence[str], cache: Path) -> np.ndarray:
     started = time.perf_counter()
     vectors = np.empty((len(texts), embedder.dim), dtype=np.float32)
     for start in range(0, len(texts), EMBED_BATCH):
-        vectors[start:start + EMBED_BATCH] = embedder.embed(texts[start:start + EMBED_BATCH])
+        vectors[start : start + EMBED_BATCH] = embedder.embed(texts[start : start + EMBED_BATCH])
         if start and start % (EMBED_BATCH * 100) == 0:
             rate = start / (time.perf_counter() - started)
             print(f"  embedded {start:,} / {len(texts):,} ({rate:.0f}/s)", flush=True)
     seconds = time.perf_counter() - started
-    print(f"embedded {len(texts):,} distinct sentences in {seconds:.0f} s "
-          f"({len(texts) / seconds:.0f}/s)")
+    print(
+        f"embedded {len(texts):,} distinct sentences in {seconds:.0f} s "
+        f"({len(texts) / seconds:.0f}/s)"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
     return vectors
@@ -127,20 +129,32 @@ class Store:
             for index, age, accessed in zip(indices, ages, accesses, strict=True):
                 item = self.pool[index]
                 created = now - timedelta(days=float(min(age, 365.0)))
-                rows.append(Fact(
-                    owner=self.user, visibility="private", project="",
-                    content=item["content"], category=item["category"], tags=item["tags"],
-                    importance=float(self.rng.uniform(0.2, 0.95)),
-                    source_excerpt=item["content"][:200], access_count=int(accessed),
-                    last_accessed_at=created + timedelta(days=1) if accessed else None,
-                    created_by=self.user, embedding_model=MODEL_ID,
-                    created_at=created, updated_at=created, valid_from=created,
-                ))
+                rows.append(
+                    Fact(
+                        owner=self.user,
+                        visibility="private",
+                        project="",
+                        content=item["content"],
+                        category=item["category"],
+                        tags=item["tags"],
+                        importance=float(self.rng.uniform(0.2, 0.95)),
+                        source_excerpt=item["content"][:200],
+                        access_count=int(accessed),
+                        last_accessed_at=created + timedelta(days=1) if accessed else None,
+                        created_by=self.user,
+                        embedding_model=MODEL_ID,
+                        created_at=created,
+                        updated_at=created,
+                        valid_from=created,
+                    )
+                )
             with transaction.atomic():
                 Fact.objects.bulk_create(rows, batch_size=500)
                 FACT_FTS.upsert((f.pk, fts_values(f.content, f.tags)) for f in rows)
-                FACT_VECTORS.upsert(((f.pk, self.vectors[i]) for f, i in
-                                     zip(rows, indices, strict=True)), model=MODEL_ID)
+                FACT_VECTORS.upsert(
+                    ((f.pk, self.vectors[i]) for f, i in zip(rows, indices, strict=True)),
+                    model=MODEL_ID,
+                )
             self.ids.extend(f.pk for f in rows)
             self.pool_index.extend(indices)
             if len(self.ids) % 50_000 == 0:
@@ -175,8 +189,11 @@ def raw_fts(match: str) -> list:
     table = FACT_FTS.table
     weights = ", ".join(map(str, FACT_FTS.weights))
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH %s "
-                       f"ORDER BY bm25({table}, {weights}) LIMIT %s", [match, CANDIDATES])
+        cursor.execute(
+            f"SELECT rowid FROM {table} WHERE {table} MATCH %s "
+            f"ORDER BY bm25({table}, {weights}) LIMIT %s",
+            [match, CANDIDATES],
+        )
         return cursor.fetchall()
 
 
@@ -190,8 +207,10 @@ def raw_knn(vector: np.ndarray, *, bits: bool = False) -> list:
 
     blob = np.asarray(vector, dtype="<f4").tobytes()
     if bits:
-        sql = (f"SELECT rowid FROM {FACT_VECTORS.bits_table} "
-               "WHERE embedding MATCH vec_quantize_binary(%s) AND k = %s")
+        sql = (
+            f"SELECT rowid FROM {FACT_VECTORS.bits_table} "
+            "WHERE embedding MATCH vec_quantize_binary(%s) AND k = %s"
+        )
         k = CANDIDATES * 4
     else:
         sql = f"SELECT rowid FROM {FACT_VECTORS.table} WHERE embedding MATCH %s AND k = %s"
@@ -229,8 +248,17 @@ def knn_recall_at(store: Store, queries: np.ndarray, k: int) -> tuple[float, flo
     return float(np.mean(shares)), float(np.min(shares))
 
 
-def measure(store: Store, *, questions: list[str], query_vectors: np.ndarray, actor,
-            secret: str, env: dict[str, str], http: bool, log_dir: Path) -> list[list]:
+def measure(
+    store: Store,
+    *,
+    questions: list[str],
+    query_vectors: np.ndarray,
+    actor,
+    secret: str,
+    env: dict[str, str],
+    http: bool,
+    log_dir: Path,
+) -> list[list]:
     """Time every path for the store's current size; returns table rows."""
     import httpx
 
@@ -253,26 +281,35 @@ def measure(store: Store, *, questions: list[str], query_vectors: np.ndarray, ac
         return recall_scope(user=actor.user, project=None)
 
     timings["fts_scope"] = timed(
-        lambda i: FACT_FTS.search(matches[i], limit=CANDIDATES, within=scope()), n)
+        lambda i: FACT_FTS.search(matches[i], limit=CANDIDATES, within=scope()), n
+    )
     timings["knn_scope"] = timed(
-        lambda i: FACT_VECTORS.knn(query_vectors[i], k=CANDIDATES, within=scope()), n)
+        lambda i: FACT_VECTORS.knn(query_vectors[i], k=CANDIDATES, within=scope()), n
+    )
 
     set_embeddings(False)
     try:
         timings["recall_fts"] = timed(
-            lambda i: fact_recall(actor=actor, query=questions[i], touch=False), n)
+            lambda i: fact_recall(actor=actor, query=questions[i], touch=False), n
+        )
     finally:
         set_embeddings(True)
     modes = {fact_recall(actor=actor, query=questions[0], touch=False).mode}
     timings["recall"] = timed(
-        lambda i: fact_recall(actor=actor, query=questions[i], touch=False), n)
+        lambda i: fact_recall(actor=actor, query=questions[i], touch=False), n
+    )
     timings["recall_touch"] = timed(
-        lambda i: fact_recall(actor=actor, query=questions[i], touch=True), n)
+        lambda i: fact_recall(actor=actor, query=questions[i], touch=True), n
+    )
 
     if http:
-        with gunicorn_server(env, log_path=log_dir / "gunicorn.log") as base, httpx.Client(
-            base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=30
-        ) as client:
+        with (
+            gunicorn_server(env, log_path=log_dir / "gunicorn.log") as base,
+            httpx.Client(
+                base_url=base, headers={"Authorization": f"Bearer {secret}"}, timeout=30
+            ) as client,
+        ):
+
             def post(i: int) -> None:
                 response = client.post("/api/recall", json={"query": questions[i]})
                 response.raise_for_status()
@@ -297,21 +334,35 @@ def measure(store: Store, *, questions: list[str], query_vectors: np.ndarray, ac
 
     plan = [
         ("baseline: FTS5 MATCH alone (raw, unscoped, top 50)", "raw_fts", None, ""),
-        ("baseline: sqlite-vec exact KNN alone (raw float32, unscoped, k 50)", "raw_knn",
-         None, ""),
-        ("baseline: sqlite-vec bit KNN alone (raw sign bits, unscoped, k 200)", "raw_bits",
-         None, ""),
+        ("baseline: sqlite-vec exact KNN alone (raw float32, unscoped, k 50)", "raw_knn", None, ""),
+        (
+            "baseline: sqlite-vec bit KNN alone (raw sign bits, unscoped, k 200)",
+            "raw_bits",
+            None,
+            "",
+        ),
         ("baseline: embed the query (local MiniLM, one sentence)", "embed", None, ""),
         ("step: FACT_FTS.search within recall scope (top 50)", "fts_scope", "raw_fts", ""),
-        ("vector-only: FACT_VECTORS.knn within recall scope (k 50)", "knn_scope", "raw_knn",
-         ""),
+        ("vector-only: FACT_VECTORS.knn within recall scope (k 50)", "knn_scope", "raw_knn", ""),
         ("FTS-only: fact_recall, embeddings off", "recall_fts", "raw_fts", ""),
-        ("hybrid: fact_recall, touch=False", "recall", "hybrid", target("recall",
-                                                                        SERVICE_P95_TARGET_MS)),
-        ("hybrid: fact_recall, touch=True", "recall_touch", "hybrid",
-         target("recall_touch", SERVICE_P95_TARGET_MS)),
-        ("hybrid: POST /api/recall over HTTP", "http", "hybrid",
-         target("http", HTTP_P95_TARGET_MS)),
+        (
+            "hybrid: fact_recall, touch=False",
+            "recall",
+            "hybrid",
+            target("recall", SERVICE_P95_TARGET_MS),
+        ),
+        (
+            "hybrid: fact_recall, touch=True",
+            "recall_touch",
+            "hybrid",
+            target("recall_touch", SERVICE_P95_TARGET_MS),
+        ),
+        (
+            "hybrid: POST /api/recall over HTTP",
+            "http",
+            "hybrid",
+            target("http", HTTP_P95_TARGET_MS),
+        ),
         ("FTS-only: POST /api/recall over HTTP", "http_fts", "raw_fts", ""),
     ]
     rows = []
@@ -319,8 +370,11 @@ def measure(store: Store, *, questions: list[str], query_vectors: np.ndarray, ac
         if key not in timings:
             continue
         t = timings[key]
-        base = raw_hybrid if baseline == "hybrid" else (
-            timings[baseline].p50 if baseline in timings else None)
+        base = (
+            raw_hybrid
+            if baseline == "hybrid"
+            else (timings[baseline].p50 if baseline in timings else None)
+        )
         ratio = f"{t.p50 / base:.1f}x" if base else ""
         rows.append([label, t.p50, t.p95, t.mean, ratio, verdict])
     return rows
@@ -332,24 +386,36 @@ def measure(store: Store, *, questions: list[str], query_vectors: np.ndarray, ac
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="Recall latency of the fact store at 10k and 100k facts (1M with "
-                    "--million): service, HTTP, FTS-only, vector-only, beside raw "
-                    "FTS5 / sqlite-vec baselines.",
+        "--million): service, HTTP, FTS-only, vector-only, beside raw "
+        "FTS5 / sqlite-vec baselines.",
         epilog="The 'x raw p50' column divides each p50 by its baseline's p50: raw FTS5 "
-               "for keyword paths, raw exact KNN for vector paths, and raw FTS5 + query "
-               "embedding + raw exact KNN for hybrid paths.")
-    parser.add_argument("--sizes", default="10000,100000",
-                        help="comma-separated store sizes, filled in order (default "
-                             "10000,100000)")
+        "for keyword paths, raw exact KNN for vector paths, and raw FTS5 + query "
+        "embedding + raw exact KNN for hybrid paths.",
+    )
+    parser.add_argument(
+        "--sizes",
+        default="10000,100000",
+        help="comma-separated store sizes, filled in order (default 10000,100000)",
+    )
     parser.add_argument("--million", action="store_true", help="also measure at 1,000,000")
     parser.add_argument("--queries", type=int, default=200, help="timed queries per path")
-    parser.add_argument("--unique", type=int, default=20_000,
-                        help="distinct sentences embedded and cycled through (0 = every "
-                             "fact distinct; default 20000)")
-    parser.add_argument("--vector-cache", type=Path, default=None,
-                        help="directory keeping the pool's vectors across runs; default: "
-                             "the temp dir, dropped afterwards")
-    parser.add_argument("--recall-queries", type=int, default=200,
-                        help="queries for the KNN recall@k check")
+    parser.add_argument(
+        "--unique",
+        type=int,
+        default=20_000,
+        help="distinct sentences embedded and cycled through (0 = every "
+        "fact distinct; default 20000)",
+    )
+    parser.add_argument(
+        "--vector-cache",
+        type=Path,
+        default=None,
+        help="directory keeping the pool's vectors across runs; default: "
+        "the temp dir, dropped afterwards",
+    )
+    parser.add_argument(
+        "--recall-queries", type=int, default=200, help="queries for the KNN recall@k check"
+    )
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurements")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the temp data dir")
@@ -359,8 +425,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> None:
     """Fill, measure and print one table per size."""
     args = parse_args(argv)
-    sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()}
-                   | ({1_000_000} if args.million else set()))
+    sizes = sorted(
+        {int(s) for s in args.sizes.split(",") if s.strip()}
+        | ({1_000_000} if args.million else set())
+    )
     unique = args.unique or sizes[-1]
     with temp_data_dir("memoryhub-bench-recall-", keep=args.keep) as data_dir:
         env = bench_env(data_dir, MEMORYHUB_EMBEDDINGS_ENABLED="true")
@@ -374,8 +442,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         generator = FactGenerator(seed=args.seed)
         pool = generator.unique_facts(min(unique, sizes[-1]))
-        vectors = embed_texts([f["content"] for f in pool],
-                              args.vector_cache or data_dir / "vectors")
+        vectors = embed_texts(
+            [f["content"] for f in pool], args.vector_cache or data_dir / "vectors"
+        )
         questions = generator.questions(args.queries)
         from memoryhub.embeddings import get_embedder
 
@@ -383,29 +452,47 @@ def main(argv: Sequence[str] | None = None) -> None:
         check_questions = generator.questions(args.recall_queries)
         check_vectors = get_embedder(provider="local").embed(check_questions)
 
-        print(f"\nrecall latency, {machine_note()}; {args.queries} queries per row, "
-              f"{len(pool):,} distinct sentences")
+        print(
+            f"\nrecall latency, {machine_note()}; {args.queries} queries per row, "
+            f"{len(pool):,} distinct sentences"
+        )
         store = Store(user=user, pool=pool, vectors=vectors, seed=args.seed)
         for size in sizes:
             seconds = store.fill_to(size)
             print(f"\nfilled to {size:,} facts in {seconds:.1f} s")
-            rows = measure(store, questions=questions, query_vectors=query_vectors,
-                           actor=actor, secret=secret, env=env, http=http, log_dir=data_dir)
+            rows = measure(
+                store,
+                questions=questions,
+                query_vectors=query_vectors,
+                actor=actor,
+                secret=secret,
+                env=env,
+                http=http,
+                log_dir=data_dir,
+            )
             copies = f", each text x{size / len(pool):.0f}" if size > len(pool) else ""
-            print_table(f"### {size:,} facts in one scope{copies} ({machine_note()})",
-                        ["path", "p50 ms", "p95 ms", "mean ms", "x raw p50", "target"], rows)
+            print_table(
+                f"### {size:,} facts in one scope{copies} ({machine_note()})",
+                ["path", "p50 ms", "p95 ms", "mean ms", "x raw p50", "target"],
+                rows,
+            )
             from memoryhub.search.vectors import EXACT_SCAN_LIMIT
 
             if size > EXACT_SCAN_LIMIT:
                 at10 = knn_recall_at(store, check_vectors, 10)
                 at50 = knn_recall_at(store, check_vectors, CANDIDATES)
-                print_table(f"### FACT_VECTORS.knn vs exact numpy cosine, {size:,} facts, "
-                            f"{len(check_vectors)} queries",
-                            ["k", "mean recall@k", "worst query"],
-                            [[10, *at10], [CANDIDATES, *at50]])
+                print_table(
+                    f"### FACT_VECTORS.knn vs exact numpy cosine, {size:,} facts, "
+                    f"{len(check_vectors)} queries",
+                    ["k", "mean recall@k", "worst query"],
+                    [[10, *at10], [CANDIDATES, *at50]],
+                )
         if not http:
-            print("\n(HTTP rows skipped: " + ("--no-http" if args.no_http
-                                               else "facts/api.py not in this checkout") + ")")
+            print(
+                "\n(HTTP rows skipped: "
+                + ("--no-http" if args.no_http else "facts/api.py not in this checkout")
+                + ")"
+            )
 
 
 if __name__ == "__main__":
