@@ -453,6 +453,10 @@ QUESTIONS = [
 ]
 
 
+# Fields whose values become tags of a generated fact.
+SUBJECT_FIELDS = ("person", "person2", "project", "component", "team", "tool", "tool2", "city")
+
+
 class FactGenerator:
     """Deterministic, varied fact sentences with categories, tags and importance."""
 
@@ -500,18 +504,18 @@ class FactGenerator:
         """One fact as the write API takes it."""
         category, template, tags = self.random.choice(TEMPLATES)
         fields = self._fields()
-        # Tags name the topic and the subject, as agents tag what they store; a generic
-        # topic tag alone would make the write path merge unrelated facts as "same
-        # subject".
+        # Tags name the entities a fact is about. Template-mates share most of their
+        # words, so a shared topic tag as well would make the write path merge facts
+        # about different people as "the same subject".
         subjects = [
             fields[name].lower().replace(" ", "-")
-            for name in ("person", "project")
+            for name in SUBJECT_FIELDS
             if "{" + name + "}" in template
         ]
         return {
             "content": template.format(**fields),
             "category": category,
-            "tags": [*tags, *subjects],
+            "tags": subjects or list(tags),
             "importance": round(self.random.uniform(0.2, 0.95), 2),
         }
 
