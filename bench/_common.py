@@ -89,6 +89,27 @@ def machine_note() -> str:
     return f"{os.cpu_count()} CPUs, load average {load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}"
 
 
+def revision() -> str:
+    """The checkout's commit, marked when it has local changes: the code measured."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "an unknown revision"
+    return commit + (" + local changes" if dirty else "")
+
+
 # --- Timing and tables ------------------------------------------------------------------------
 
 

@@ -48,6 +48,7 @@ from bench._common import (
     gunicorn_server,
     machine_note,
     print_table,
+    revision,
     stop_process_group,
     temp_data_dir,
 )
@@ -277,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     direct_facts = everything[args.facts : 2 * args.facts]
     embed_facts = everything[2 * args.facts :]
 
-    print(f"ingest, {machine_note()}; batches of {args.batch}")
+    print(f"ingest at {revision()}, {machine_note()}; batches of {args.batch}")
     rows = [phase_embeddings_off(off_facts, args.batch, args.keep)]
     with temp_data_dir("memoryhub-bench-ingest-direct-", keep=args.keep) as data_dir:
         env = child_env(data_dir, embeddings=False, eager=False)
