@@ -50,6 +50,9 @@ def bench_env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         {
+            # Never the user's own database or broker.
+            "DATABASE_URL": "",
+            "REDIS_URL": "",
             "MEMORYHUB_DATA_DIR": str(data_dir),
             "MEMORYHUB_MAX_ACTIVE_FACTS": "0",
             "LOG_LEVEL": "WARNING",

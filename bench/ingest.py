@@ -1,13 +1,15 @@
 """Ingestion throughput of the fact store through ``POST /api/memories/batch``.
 
     .venv/bin/python bench/ingest.py [--facts 10000] [--embed-facts 2000]
-        [--batch 500] [--embed-mode inline,worker] [--keep]
+        [--batch 500] [--embed-mode inline,worker[,redis]] [--redis-url URL] [--keep]
 
 Each phase gets its own temporary MEMORYHUB_DATA_DIR (removed afterwards) and its own
 gunicorn (one worker, four threads, as ``make run`` serves). One agent token posts
 distinct, realistic facts (``bench/_common.py``) into one scope, ``--batch`` per
 request, one request at a time. The cap on active facts is off (0): with the default
-of 1,000 a bulk load would mostly archive what it just wrote.
+of 1,000 a bulk load would mostly archive what it just wrote. The write path's
+near-duplicate check runs against everything stored so far, so the rate of the first
+and the last quarter of the batches are shown beside the overall one.
 
 Phases, all in one run:
 
@@ -16,21 +18,24 @@ Phases, all in one run:
 2. the local embedder's raw throughput: ``embed()`` on the texts of phase 3, batches
    of 64, in this process, measured before and after each embedding phase (the box is
    shared: each phase is compared with the mean of the two around it);
-3. embeddings on, with the embedding done either ``inline`` (the server runs with
+3. embeddings on, with the embedding done ``inline`` (the server runs with
    ``CELERY_TASK_ALWAYS_EAGER=true``, so each batch request returns once its facts are
-   embedded) or by a real Celery ``worker`` (filesystem broker in the temp dir,
-   concurrency 1; the clock stops when every posted fact has its vector). facts/s here
-   is facts whose vectors are stored, per second of wall time.
+   embedded), by a real Celery ``worker`` on the filesystem queue under the temp dir
+   (what ``make run`` uses without Redis), or with ``redis`` by a real worker on the
+   empty Redis database given as ``--redis-url`` (emptied afterwards). Workers run with
+   concurrency 1; the clock stops when every new fact has its vector. facts/s here is
+   facts posted per second of wall time until then.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -56,6 +61,7 @@ from bench._common import (
 EMBED_BATCH = 64
 OFF_TARGET = 2_000.0  # facts/s with embeddings off
 EMBED_SHARE_TARGET = 0.80  # of the raw embedder's throughput
+EMBED_WAIT_SECONDS = 1800  # for the worker to catch up before the bench gives up
 
 
 def post_batches(base: str, secret: str, facts: list[dict], batch: int) -> tuple[float, list]:
@@ -102,13 +108,31 @@ def batch_rows(label: str, seconds: float, per_batch: list, total: int) -> list[
     ]
 
 
-def child_env(data_dir: Path, *, embeddings: bool, eager: bool) -> dict[str, str]:
+def child_env(
+    data_dir: Path, *, embeddings: bool, eager: bool, redis_url: str = ""
+) -> dict[str, str]:
     """Environment of one phase's server (and worker)."""
     return bench_env(
         data_dir,
         MEMORYHUB_EMBEDDINGS_ENABLED="true" if embeddings else "false",
         CELERY_TASK_ALWAYS_EAGER="true" if eager else "false",
+        REDIS_URL=redis_url,
     )
+
+
+@contextlib.contextmanager
+def empty_redis(url: str) -> Iterator[None]:
+    """Use the Redis database at ``url`` only if it holds nothing, and empty it again
+    afterwards, so the bench never touches anyone's keys."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    if client.dbsize():
+        raise SystemExit(f"{url} holds keys; give --redis-url an unused database")
+    try:
+        yield
+    finally:
+        client.flushdb()
 
 
 def prepare(env: dict[str, str]) -> str:
@@ -195,11 +219,21 @@ def phase_direct(facts: list[dict], batch: int, actor) -> list[object]:
     return batch_rows("fact_bulk_create in-process, embeddings off", seconds, per_batch, len(facts))
 
 
-def phase_embeddings_on(facts: list[dict], batch: int, mode: str, keep: bool) -> list[object]:
-    with temp_data_dir(f"memoryhub-bench-ingest-{mode}-", keep=keep) as data_dir:
-        env = child_env(data_dir, embeddings=True, eager=mode == "inline")
+def phase_embeddings_on(
+    facts: list[dict], batch: int, mode: str, keep: bool, redis_url: str
+) -> list[object]:
+    with contextlib.ExitStack() as stack:
+        data_dir = stack.enter_context(temp_data_dir(f"memoryhub-bench-ingest-{mode}-", keep))
+        if mode == "redis":
+            stack.enter_context(empty_redis(redis_url))
+        env = child_env(
+            data_dir,
+            embeddings=True,
+            eager=mode == "inline",
+            redis_url=redis_url if mode == "redis" else "",
+        )
         secret = prepare(env)
-        worker = run_worker(env, data_dir / "worker.log") if mode == "worker" else None
+        worker = run_worker(env, data_dir / "worker.log") if mode != "inline" else None
         try:
             with gunicorn_server(env, log_path=data_dir / "gunicorn.log") as base:
                 if worker is not None:
@@ -210,19 +244,27 @@ def phase_embeddings_on(facts: list[dict], batch: int, mode: str, keep: bool) ->
                 start_count = count_embedded(env)
                 started = time.perf_counter()
                 _, per_batch = post_batches(base, secret, facts, batch)
-                while count_embedded(env) - start_count < len(facts):
+                # A merged item re-embeds the fact it joined: no new vector to count.
+                created = sum(c for _, c, _ in per_batch)
+                deadline = time.monotonic() + EMBED_WAIT_SECONDS
+                while count_embedded(env) - start_count < created:
                     if worker is not None and worker.poll() is not None:
                         raise RuntimeError(f"the worker exited; see {data_dir / 'worker.log'}")
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(
+                            f"only {count_embedded(env) - start_count:,} of {created:,} new "
+                            f"facts embedded after {EMBED_WAIT_SECONDS} s"
+                        )
                     time.sleep(0.1)
                 seconds = time.perf_counter() - started
         finally:
             if worker is not None:
                 stop_process_group(worker)
-        label = (
-            "HTTP batch + local embedder inline (eager task)"
-            if mode == "inline"
-            else "HTTP batch + local embedder on a Celery worker"
-        )
+        label = {
+            "inline": "HTTP batch + local embedder inline (eager task)",
+            "worker": "HTTP batch + local embedder on a Celery worker, filesystem queue",
+            "redis": "HTTP batch + local embedder on a Celery worker, Redis broker",
+        }[mode]
         return batch_rows(label, seconds, per_batch, len(facts))
 
 
@@ -256,8 +298,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--embed-mode",
         default="inline,worker",
-        help="comma-separated: inline (eager task in the request) and/or "
-        "worker (a real Celery worker)",
+        help="comma-separated: inline (eager task in the request), worker (a real Celery "
+        "worker on the filesystem queue), redis (a real worker on --redis-url)",
+    )
+    parser.add_argument(
+        "--redis-url",
+        default="",
+        help="an unused, empty Redis database for the redis mode (emptied afterwards), "
+        "e.g. redis://127.0.0.1:6379/12",
     )
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--keep", action="store_true", help="keep the temp data dirs")
@@ -268,8 +316,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run the phases and print one table."""
     args = parse_args(argv)
     modes = [m.strip() for m in args.embed_mode.split(",") if m.strip()]
-    if set(modes) - {"inline", "worker"}:
-        raise SystemExit("--embed-mode takes inline and/or worker")
+    if set(modes) - {"inline", "worker", "redis"}:
+        raise SystemExit("--embed-mode takes inline, worker and/or redis")
+    if "redis" in modes and not args.redis_url:
+        raise SystemExit("the redis mode needs --redis-url")
     if not api_available():
         raise SystemExit("facts/api.py is not in this checkout: no batch endpoint to measure")
     generator = FactGenerator(seed=args.seed)
@@ -296,7 +346,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         raws = [raw_embedder(texts)]
         rows.append(["local embedder alone: embed(), batch 64", raws[-1], "", "", "", "", ""])
         for mode in modes:
-            rows.append(phase_embeddings_on(embed_facts, args.batch, mode, args.keep))
+            rows.append(
+                phase_embeddings_on(embed_facts, args.batch, mode, args.keep, args.redis_url)
+            )
             raws.append(raw_embedder(texts))
             rows.append(["local embedder alone: embed(), batch 64", raws[-1], "", "", "", "", ""])
 
