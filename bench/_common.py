@@ -239,7 +239,14 @@ def gunicorn_server(
             if time.monotonic() > deadline:
                 raise RuntimeError("gunicorn did not answer within 60 s")
             time.sleep(0.2)
-        yield base
+        try:
+            yield base
+        except Exception:
+            if log_path:
+                # The temp dir goes with the server: show why it failed while we can.
+                tail = log_path.read_text(errors="replace").splitlines()[-40:]
+                print("\n".join(["--- gunicorn log, last lines ---", *tail]), file=sys.stderr)
+            raise
 
 
 def stop_process_group(process: subprocess.Popen) -> None:
