@@ -223,17 +223,34 @@ def same_scope_filter(*, scope: dict[str, Any], layer: int = 1) -> tuple[str, tu
     return compile_within(same_scope)
 
 
+def _candidate_match(item: FactInput) -> str:
+    """A selective FTS query every near-duplicate of ``item`` matches.
+
+    A fact sharing a fraction s of the words (Jaccard) misses at most (1 - s) of the new
+    fact's n words, so it contains at least one of any floor((1 - s) * n) + 1 of them.
+    The longest words stand in for the rarest, which keeps the query cheap on large
+    stores instead of matching every fact that shares a common word.
+    """
+    terms = [w for w in dict.fromkeys(words(item.content)) if w not in STOPWORDS]
+    if not terms:
+        terms = list(dict.fromkeys(words(item.content)))
+    threshold = SAME_SUBJECT_SIMILARITY if item.tags else NEAR_DUPLICATE_SIMILARITY
+    needed = math.floor((1 - threshold) * len(terms)) + 1
+    keep = sorted(terms, key=len, reverse=True)[:needed]
+    return match_any(" ".join(keep), drop_stopwords=False)
+
+
 def find_near_duplicate(
     *, scope: dict[str, Any], item: FactInput, within: tuple[str, tuple] | None = None
 ) -> int | None:
     """The id of an active fact in the same scope (owner, team, project) that says the
     same thing: the same or very similar words, or the same subject with more than half
     of the new fact's tags shared."""
-    match = match_any(item.content)
+    match = _candidate_match(item)
     if not match:
         return None
     within = within or same_scope_filter(scope=scope, layer=item.layer)
-    rows = FACT_FTS.search_rows(match, limit=5, within=within)
+    rows = FACT_FTS.search_rows(match, limit=10, within=within)
     new_words = _content_words(item.content)
     new_norm = _normalised(item.content)
     for fact_id, content, tags_text in rows:

@@ -9,6 +9,10 @@ from django.db.models import QuerySet
 
 Within = tuple[str, tuple]
 
+# A filtered search first looks at this many unfiltered best matches per wanted row.
+OVERFETCH_FACTOR = 4
+OVERFETCH_MIN = 100
+
 
 def compile_within(within: "QuerySet | Within") -> Within:
     """SQL and params selecting the ids of ``within``; compile once and pass the result
@@ -16,10 +20,23 @@ def compile_within(within: "QuerySet | Within") -> Within:
     if isinstance(within, tuple):
         return within
     try:
-        sql, params = within.values("pk").query.sql_with_params()
+        # No ORDER BY: a filter set needs no order, and sorting it costs.
+        sql, params = within.order_by().values("pk").query.sql_with_params()
     except EmptyResultSet:  # e.g. ``.none()`` or ``pk__in=[]``: matches nothing
         return "SELECT NULL WHERE 0", ()
     return sql, tuple(params)
+
+
+def ids_within(ids: list[int], within: Within) -> set[int]:
+    """Which of ``ids`` the compiled filter admits (one indexed lookup per id)."""
+    if not ids:
+        return set()
+    inner_sql, inner_params = within
+    marks = ", ".join(["%s"] * len(ids))
+    sql = f"SELECT pk FROM ({inner_sql}) AS admitted WHERE admitted.pk IN ({marks})"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*inner_params, *ids])
+        return {row[0] for row in cursor.fetchall()}
 
 
 @dataclass(frozen=True)
@@ -78,6 +95,43 @@ class FtsIndex:
             marks = ", ".join(["%s"] * len(chunk))
             cursor.execute(f"DELETE FROM {self.table} WHERE rowid IN ({marks})", chunk)
 
+    def _rank(self) -> str:
+        return "bm25(" + ", ".join([self.table, *map(str, self.weights)]) + ")"
+
+    def _query(self, select: str, match: str, limit: int, within: Within | None) -> list[tuple]:
+        rank = self._rank()
+        sql = f"SELECT {select} FROM {self.table} WHERE {self.table} MATCH %s"
+        params: list = [match]
+        if within is not None:
+            inner_sql, inner_params = within
+            # "+rowid" keeps the filter out of FTS5's own planning: given "rowid IN
+            # (...)" SQLite re-runs the MATCH once per listed id, which is far slower
+            # than matching once and filtering the matches.
+            sql += f" AND +rowid IN ({inner_sql})"
+            params.extend(inner_params)
+        sql += f" ORDER BY {rank} LIMIT %s"
+        params.append(limit)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+
+    def _ranked(self, select: str, match: str, limit: int,
+                within: "QuerySet | Within | None") -> list[tuple]:
+        """Rows best first, first column the id. With a filter, the best matches are
+        taken unfiltered (cheap) and filtered by id; only when too few of them pass
+        does the filtered query run (it builds the whole filter set, which costs
+        more the more rows the filter admits)."""
+        if within is None:
+            return self._query(select, match, limit, None)
+        compiled = compile_within(within)
+        wanted = max(limit * OVERFETCH_FACTOR, OVERFETCH_MIN)
+        rows = self._query(select, match, wanted, None)
+        allowed = ids_within([row[0] for row in rows], compiled)
+        passed = [row for row in rows if row[0] in allowed]
+        if len(passed) >= limit or len(rows) < wanted:
+            return passed[:limit]
+        return self._query(select, match, limit, compiled)
+
     def search(
         self,
         match: str,
@@ -90,24 +144,10 @@ class FtsIndex:
         ``memoryhub.search.text``), restricted to ids of ``within`` when given."""
         if not match:
             return []
-        rank = "bm25(" + ", ".join([self.table, *map(str, self.weights)]) + ")"
-        select = f"rowid, {rank}"
+        select = f"rowid, {self._rank()}"
         if snippet_column is not None:
             select += f", snippet({self.table}, {snippet_column}, '[[', ']]', '…', 16)"
-        sql = f"SELECT {select} FROM {self.table} WHERE {self.table} MATCH %s"
-        params: list = [match]
-        if within is not None:
-            inner_sql, inner_params = compile_within(within)
-            # "+rowid" keeps the filter out of FTS5's own planning: given "rowid IN
-            # (...)" SQLite re-runs the MATCH once per listed id, which is far slower
-            # than matching once and filtering the matches.
-            sql += f" AND +rowid IN ({inner_sql})"
-            params.extend(inner_params)
-        sql += f" ORDER BY {rank} LIMIT %s"
-        params.append(limit)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
+        rows = self._ranked(select, match, limit, within)
         return [
             FtsHit(id=row[0], score=row[1], snippet=row[2] if snippet_column is not None else "")
             for row in rows
@@ -120,20 +160,7 @@ class FtsIndex:
         from the index, best first: no model rows loaded."""
         if not match:
             return []
-        rank = "bm25(" + ", ".join([self.table, *map(str, self.weights)]) + ")"
-        sql = (
-            f"SELECT rowid, {', '.join(self.columns)} FROM {self.table} WHERE {self.table} MATCH %s"
-        )
-        params: list = [match]
-        if within is not None:
-            inner_sql, inner_params = compile_within(within)
-            sql += f" AND +rowid IN ({inner_sql})"
-            params.extend(inner_params)
-        sql += f" ORDER BY {rank} LIMIT %s"
-        params.append(limit)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return cursor.fetchall()
+        return self._ranked(f"rowid, {', '.join(self.columns)}", match, limit, within)
 
     def ids(self) -> set[int]:
         with connection.cursor() as cursor:

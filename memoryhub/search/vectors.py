@@ -13,7 +13,7 @@ import numpy as np
 from django.db import connection
 from django.db.models import QuerySet
 
-from memoryhub.search.fts import compile_within
+from memoryhub.search.fts import compile_within, ids_within
 
 # Up to this many rows an exact scan is cheap enough.
 EXACT_SCAN_LIMIT = 20_000
@@ -44,6 +44,12 @@ class VectorIndex:
     def bits_table(self) -> str:
         return f"{self.table}_bits"
 
+    @property
+    def raw_table(self) -> str:
+        # Plain rows for fetching vectors by id: a vec0 lookup by rowid reads the whole
+        # chunk (about 1.5 MB) holding the row.
+        return f"{self.table}_raw"
+
     def create_sql(self, dim: int | None = None) -> list[str]:
         dim = dim or self.dim
         return [
@@ -51,10 +57,16 @@ class VectorIndex:
             f"embedding float[{dim}] distance_metric=cosine, +model text)",
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {self.bits_table} USING vec0("
             f"embedding bit[{dim}])",
+            f"CREATE TABLE IF NOT EXISTS {self.raw_table} ("
+            f"id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)",
         ]
 
     def drop_sql(self) -> list[str]:
-        return [f"DROP TABLE IF EXISTS {self.table}", f"DROP TABLE IF EXISTS {self.bits_table}"]
+        return [
+            f"DROP TABLE IF EXISTS {self.table}",
+            f"DROP TABLE IF EXISTS {self.bits_table}",
+            f"DROP TABLE IF EXISTS {self.raw_table}",
+        ]
 
     def current_dim(self) -> int | None:
         with connection.cursor() as cursor:
@@ -94,6 +106,9 @@ class VectorIndex:
                 f"VALUES (%s, vec_quantize_binary(%s))",
                 items,
             )
+            cursor.executemany(
+                f"INSERT INTO {self.raw_table}(id, embedding) VALUES (%s, %s)", items
+            )
 
     def delete(self, ids: Iterable[int]) -> None:
         with connection.cursor() as cursor:
@@ -105,6 +120,7 @@ class VectorIndex:
             marks = ", ".join(["%s"] * len(chunk))
             cursor.execute(f"DELETE FROM {self.table} WHERE rowid IN ({marks})", chunk)
             cursor.execute(f"DELETE FROM {self.bits_table} WHERE rowid IN ({marks})", chunk)
+            cursor.execute(f"DELETE FROM {self.raw_table} WHERE id IN ({marks})", chunk)
 
     def count(self) -> int:
         with connection.cursor() as cursor:
@@ -125,13 +141,15 @@ class VectorIndex:
                 chunk = ids[start : start + 500]
                 marks = ", ".join(["%s"] * len(chunk))
                 cursor.execute(
-                    f"SELECT rowid, embedding FROM {self.table} WHERE rowid IN ({marks})", chunk
+                    f"SELECT id, embedding FROM {self.raw_table} WHERE id IN ({marks})", chunk
                 )
                 for row_id, blob in cursor.fetchall():
                     found[row_id] = np.frombuffer(blob, dtype="<f4")
         return found
 
-    def knn(self, vector: np.ndarray, *, k: int, within: QuerySet | None = None) -> list[VectorHit]:
+    def knn(
+        self, vector: np.ndarray, *, k: int, within: QuerySet | None = None
+    ) -> list[VectorHit]:
         """The ``k`` rows most similar to ``vector`` (unit length), best first, among the
         ids of ``within`` when given."""
         query = np.asarray(vector, dtype="<f4")
@@ -140,24 +158,34 @@ class VectorIndex:
         total = self.count()
         if total == 0:
             return []
-        if total <= EXACT_SCAN_LIMIT:
-            return self._exact(query, k=k, within=within)
         wanted = max(k * COARSE_FACTOR, COARSE_MIN)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT rowid FROM {self.bits_table} "
-                f"WHERE embedding MATCH vec_quantize_binary(%s) AND k = %s",
-                [_blob(query), wanted],
-            )
-            candidates = [row[0] for row in cursor.fetchall()]
+        if total <= EXACT_SCAN_LIMIT:
+            hits = self._exact(query, k=wanted if within is not None else k, within=None)
+            candidates = [hit.id for hit in hits]
+        else:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT rowid FROM {self.bits_table} "
+                    f"WHERE embedding MATCH vec_quantize_binary(%s) AND k = %s",
+                    [_blob(query), wanted],
+                )
+                candidates = [row[0] for row in cursor.fetchall()]
         if within is not None:
-            allowed = set(within.filter(pk__in=candidates).values_list("pk", flat=True))
-            candidates = [c for c in candidates if c in allowed]
-            if len(candidates) < k:
+            compiled = compile_within(within)
+            allowed = ids_within(candidates, compiled)
+            passed = [c for c in candidates if c in allowed]
+            if len(passed) < k and len(candidates) >= wanted:
+                # Most near neighbours are not the caller's: search the caller's rows.
+                if total <= EXACT_SCAN_LIMIT:
+                    return self._exact(query, k=k, within=within)
                 visible = within.count()
                 if visible <= VISIBLE_SCAN_LIMIT:
-                    return self._scan_ids(query, list(within.values_list("pk", flat=True)), k)
+                    return self._rerank(query, list(within.values_list("pk", flat=True)), k)
                 return self._exact(query, k=k, within=within)
+            candidates = passed
+        if total <= EXACT_SCAN_LIMIT:
+            by_id = {hit.id: hit for hit in hits}
+            return [by_id[c] for c in candidates[:k]]
         return self._rerank(query, candidates, k)
 
     def _exact(self, query: np.ndarray, *, k: int, within: QuerySet | None) -> list[VectorHit]:
@@ -171,9 +199,6 @@ class VectorIndex:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
         return [VectorHit(id=row_id, similarity=1.0 - distance) for row_id, distance in rows]
-
-    def _scan_ids(self, query: np.ndarray, ids: list[int], k: int) -> list[VectorHit]:
-        return self._rerank(query, ids, k)
 
     def _rerank(self, query: np.ndarray, ids: list[int], k: int) -> list[VectorHit]:
         vectors = self.vectors(ids)
