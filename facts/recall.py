@@ -10,6 +10,7 @@
 
 import logging
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,11 @@ from teams.services import Actor, audit_log
 
 logger = logging.getLogger(__name__)
 
-CANDIDATES = 50
+# Candidates per list. Fusion only needs the head of each list; the vector list is
+# shorter because each vector candidate costs a Hamming-scan slot on large stores.
+FTS_CANDIDATES = 50
+VECTOR_CANDIDATES = 20
+_query_embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-embed")
 # Vector-only candidates less similar than this are noise, not memories.
 MIN_VECTOR_SIMILARITY = 0.2
 MAX_QUERY_LENGTH = 4000
@@ -138,9 +143,13 @@ def fact_recall(
 
     notes: list[str] = []
     scope = recall_scope(user=actor.user, project=project)
-    fts_hits = FACT_FTS.search(match_any(query), limit=CANDIDATES, within=scope)
-    vector = _embed_query(query, config, notes)
-    vec_hits = FACT_VECTORS.knn(vector, k=CANDIDATES, within=scope) if vector is not None else []
+    # The query is embedded while the full-text search runs: both release the GIL.
+    pending = _query_embedding_pool.submit(_embed_query, query, config, notes)
+    fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=scope)
+    vector = pending.result()
+    vec_hits = (
+        FACT_VECTORS.knn(vector, k=VECTOR_CANDIDATES, within=scope) if vector is not None else []
+    )
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]
     mode = "hybrid" if vector is not None else "keyword"
 

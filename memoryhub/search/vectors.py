@@ -19,7 +19,7 @@ from memoryhub.search.fts import compile_within, ids_within
 EXACT_SCAN_LIMIT = 20_000
 # Candidates taken from the bit index per wanted result, and at least this many.
 COARSE_FACTOR = 4
-COARSE_MIN = 80
+COARSE_MIN = 64
 # Past this many visible rows, filtering after the coarse pass is reliable enough that a
 # fallback scan over the visible rows is not worth it.
 VISIBLE_SCAN_LIMIT = 30_000
