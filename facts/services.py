@@ -223,21 +223,33 @@ def same_scope_filter(*, scope: dict[str, Any], layer: int = 1) -> tuple[str, tu
     return compile_within(same_scope)
 
 
-def _candidate_match(item: FactInput) -> str:
-    """A selective FTS query every near-duplicate of ``item`` matches.
+def _longest_terms_match(item: FactInput, similarity: float) -> str:
+    """An FTS query every fact sharing ``similarity`` of ``item``'s words matches.
 
-    A fact sharing a fraction s of the words (Jaccard) misses at most (1 - s) of the new
-    fact's n words, so it contains at least one of any floor((1 - s) * n) + 1 of them.
-    The longest words stand in for the rarest, which keeps the query cheap on large
-    stores instead of matching every fact that shares a common word.
+    Such a fact misses at most (1 - s) of the new fact's n words, so it contains at
+    least one of any floor((1 - s) * n) + 1 of them. The longest words stand in for the
+    rarest, which keeps the query cheap on large stores instead of matching every fact
+    that shares a common word.
     """
     terms = [w for w in dict.fromkeys(words(item.content)) if w not in STOPWORDS]
     if not terms:
         terms = list(dict.fromkeys(words(item.content)))
-    threshold = SAME_SUBJECT_SIMILARITY if item.tags else NEAR_DUPLICATE_SIMILARITY
-    needed = math.floor((1 - threshold) * len(terms)) + 1
+    needed = math.floor((1 - similarity) * len(terms)) + 1
     keep = sorted(terms, key=len, reverse=True)[:needed]
     return match_any(" ".join(keep), drop_stopwords=False)
+
+
+def _candidate_matches(item: FactInput) -> list[str]:
+    """Selective FTS queries that together match every possible near-duplicate: the
+    very-similar-text rule, and (with tags) facts sharing a tag and enough words."""
+    matches = [_longest_terms_match(item, NEAR_DUPLICATE_SIMILARITY)]
+    if item.tags and matches[0]:
+        tag_phrases = [" ".join(words(tag)) for tag in item.tags]
+        tags = " OR ".join('"' + phrase + '"' for phrase in tag_phrases if phrase)
+        if tags:
+            subject = _longest_terms_match(item, SAME_SUBJECT_SIMILARITY)
+            matches.append(f"tags : ({tags}) AND ({subject})")
+    return [m for m in matches if m]
 
 
 def find_near_duplicate(
@@ -246,11 +258,12 @@ def find_near_duplicate(
     """The id of an active fact in the same scope (owner, team, project) that says the
     same thing: the same or very similar words, or the same subject with more than half
     of the new fact's tags shared."""
-    match = _candidate_match(item)
-    if not match:
+    matches = _candidate_matches(item)
+    if not matches:
         return None
     within = within or same_scope_filter(scope=scope, layer=item.layer)
-    rows = FACT_FTS.search_rows(match, limit=10, within=within)
+    rows = [row for match in matches
+            for row in FACT_FTS.search_rows(match, limit=10, within=within)]
     new_words = _content_words(item.content)
     new_norm = _normalised(item.content)
     for fact_id, content, tags_text in rows:
