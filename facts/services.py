@@ -262,8 +262,9 @@ def find_near_duplicate(
     if not matches:
         return None
     within = within or same_scope_filter(scope=scope, layer=item.layer)
-    rows = [row for match in matches
-            for row in FACT_FTS.search_rows(match, limit=10, within=within)]
+    rows = [
+        row for match in matches for row in FACT_FTS.search_rows(match, limit=10, within=within)
+    ]
     new_words = _content_words(item.content)
     new_norm = _normalised(item.content)
     for fact_id, content, tags_text in rows:

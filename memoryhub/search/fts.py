@@ -115,8 +115,9 @@ class FtsIndex:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
-    def _ranked(self, select: str, match: str, limit: int,
-                within: "QuerySet | Within | None") -> list[tuple]:
+    def _ranked(
+        self, select: str, match: str, limit: int, within: "QuerySet | Within | None"
+    ) -> list[tuple]:
         """Rows best first, first column the id. With a filter, the best matches are
         taken unfiltered (cheap) and filtered by id; only when too few of them pass
         does the filtered query run (it builds the whole filter set, which costs

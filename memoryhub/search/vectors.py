@@ -147,9 +147,7 @@ class VectorIndex:
                     found[row_id] = np.frombuffer(blob, dtype="<f4")
         return found
 
-    def knn(
-        self, vector: np.ndarray, *, k: int, within: QuerySet | None = None
-    ) -> list[VectorHit]:
+    def knn(self, vector: np.ndarray, *, k: int, within: QuerySet | None = None) -> list[VectorHit]:
         """The ``k`` rows most similar to ``vector`` (unit length), best first, among the
         ids of ``within`` when given."""
         query = np.asarray(vector, dtype="<f4")
