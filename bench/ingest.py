@@ -164,7 +164,7 @@ def count_embedded(env: dict[str, str]) -> int:
     from facts.search import FACT_VECTORS
 
     path = Path(env["MEMORYHUB_DATA_DIR"]) / "memoryhub.sqlite3"
-    with sqlite3.connect(path, timeout=30) as db:
+    with contextlib.closing(sqlite3.connect(path, timeout=30)) as db:
         try:
             return db.execute(f"SELECT count(*) FROM {FACT_VECTORS.table}_rowids").fetchone()[0]
         except sqlite3.OperationalError:
@@ -172,7 +172,7 @@ def count_embedded(env: dict[str, str]) -> int:
 
 
 def run_worker(env: dict[str, str], log: Path) -> subprocess.Popen:
-    """A real Celery worker on the phase's filesystem queue, concurrency 1."""
+    """A real Celery worker on the phase's queue (filesystem or Redis), concurrency 1."""
     command = [
         sys.executable,
         "-m",
