@@ -24,6 +24,9 @@ def celery_queue_settings(*, redis_url: str, data_dir: Path) -> dict[str, Any]:
             "processed_folder": str(queue_dir / "processed"),
             "control_folder": str(queue_dir / "control"),
             "store_processed": False,
+            # Kombu polls the folder; its default of once a second idles the worker
+            # between short tasks.
+            "polling_interval": 0.1,
         },
         "result_backend": "file://" + str(queue_dir / "results"),
     }
