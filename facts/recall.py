@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import close_old_connections, connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -98,6 +99,21 @@ def _embed_query(query: str, config: MemoryConfig, notes: list[str]):
         return None
 
 
+def _knn(vector: Any, scope: QuerySet) -> list:
+    if vector is None:
+        return []
+    return FACT_VECTORS.knn(vector, k=VECTOR_CANDIDATES, within=scope)
+
+
+def _vector_search(
+    query: str, config: MemoryConfig, notes: list[str], scope: QuerySet
+) -> tuple[Any, list]:
+    """Embed the query and search the vectors, on a pool thread's own connection."""
+    close_old_connections()  # drop a connection that has gone stale or too old
+    vector = _embed_query(query, config, notes)
+    return vector, _knn(vector, scope)
+
+
 def _boosts(fact: Fact, *, config: MemoryConfig, now: Any) -> dict[str, float]:
     age_days = max(0.0, (now - (fact.last_accessed_at or fact.created_at)).total_seconds() / 86400)
     recency = 0.5 ** (age_days / max(config.recency_half_life_days, 0.1))
@@ -143,13 +159,19 @@ def fact_recall(
 
     notes: list[str] = []
     scope = recall_scope(user=actor.user, project=project)
-    # The query is embedded while the full-text search runs: both release the GIL.
-    pending = _query_embedding_pool.submit(_embed_query, query, config, notes)
-    fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=scope)
-    vector = pending.result()
-    vec_hits = (
-        FACT_VECTORS.knn(vector, k=VECTOR_CANDIDATES, within=scope) if vector is not None else []
-    )
+    if connection.in_atomic_block:
+        # Inside a transaction another connection would not see its writes: search in
+        # this thread, overlapping only the query embedding with the full-text search.
+        pending = _query_embedding_pool.submit(_embed_query, query, config, notes)
+        fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=scope)
+        vector = pending.result()
+        vec_hits = _knn(vector, scope)
+    else:
+        # Embedding and vector search on a pool thread (its own connection) while this
+        # thread runs the full-text search: SQLite and onnxruntime release the GIL.
+        pending = _query_embedding_pool.submit(_vector_search, query, config, notes, scope)
+        fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=scope)
+        vector, vec_hits = pending.result()
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]
     mode = "hybrid" if vector is not None else "keyword"
 

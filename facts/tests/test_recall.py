@@ -156,3 +156,16 @@ def test_empty_or_huge_query_is_refused(owner):
         recall(owner, "   ")
     with pytest.raises(InvalidInput):
         recall(owner, "x" * 5000)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_vector_search_runs_on_its_own_connection(
+    owner, outsider, remember
+):
+    remember(owner, "The user prefers dark mode in every editor", category="preference")
+    remember(owner, "Private: the launch code is kiwi")
+    result = recall(owner, "which colour theme should the IDE use?")
+    assert result.mode == "hybrid"
+    assert result.items[0].fact.content == "The user prefers dark mode in every editor"
+    assert result.items[0].vector_rank == 1
+    assert recall(outsider, "which colour theme should the IDE use?").items == []
