@@ -239,6 +239,40 @@ def _longest_terms_match(item: FactInput, similarity: float) -> str:
     return match_any(" ".join(keep), drop_stopwords=False)
 
 
+NAME = re.compile(r"\b[A-Z][\w-]*")
+
+
+CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march "
+    "april may june july august september october november december".split()
+)
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words that name someone or something (people, products, places).
+    A sentence's first word counts only as part of a multi-word name ("Rosa Quinn");
+    days and months are values, not subjects."""
+    tokens = text.split()
+    found = set()
+    for index, token in enumerate(tokens):
+        word = token.strip(".,;:!?()[]\"'")
+        if not NAME.fullmatch(word) or word.lower() in CALENDAR_WORDS:
+            continue
+        if index == 0 and not (len(tokens) > 1 and NAME.match(tokens[1])):
+            continue
+        found.add(word)
+    return found
+
+
+def _same_names(a: str, b: str) -> bool:
+    """Whether two statements can be about the same subject: the names they mention
+    overlap, or neither mentions one."""
+    names_a, names_b = _names(a), _names(b)
+    if not names_a or not names_b:
+        return not names_a and not names_b
+    return bool(names_a & names_b)
+
+
 def _candidate_matches(item: FactInput) -> list[str]:
     """Selective FTS queries that together match every possible near-duplicate: the
     very-similar-text rule, and (with tags) facts sharing a tag and enough words."""
@@ -273,7 +307,11 @@ def find_near_duplicate(
         similarity = _similarity(new_words, _content_words(content))
         if similarity >= NEAR_DUPLICATE_SIMILARITY:
             return fact_id
-        if item.tags and similarity >= SAME_SUBJECT_SIMILARITY:
+        if (
+            item.tags
+            and similarity >= SAME_SUBJECT_SIMILARITY
+            and _same_names(item.content, content)
+        ):
             # Tags are indexed space-joined; a tag with a space inside is one of them.
             stored = set(tags_text.split(" ")) | {tags_text}
             shared = sum(

@@ -280,3 +280,18 @@ def test_changing_the_model_queues_a_backfill_that_reembeds(
 def test_only_staff_change_instance_settings(owner):
     with pytest.raises(Forbidden):
         memory_config_update(actor=Actor(user=owner), changes={"recall_max_items": 3})
+
+
+def test_same_tags_about_different_people_do_not_merge(owner, remember):
+    rosa = remember(
+        owner,
+        "Rosa Quinn reviews pull requests for the search-indexer quickly",
+        tags=["review", "search-indexer"],
+    )
+    kofi = remember(
+        owner,
+        "Kofi Ivanova reviews pull requests for the search-indexer quickly",
+        tags=["review", "search-indexer"],
+    )
+    assert rosa.pk != kofi.pk
+    assert Fact.objects.filter(status=Status.ACTIVE).count() == 2
