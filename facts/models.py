@@ -1,5 +1,8 @@
 """The fact store: small statements agents remember, with their provenance."""
 
+import math
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -135,6 +138,16 @@ class Fact(ScopedModel):
 
     def __str__(self) -> str:
         return self.content[:60]
+
+    def recency(self, *, now: datetime, half_life_days: float) -> float:
+        """1 when just created or used, halving every ``half_life_days``."""
+        last = self.last_accessed_at or self.created_at
+        age_days = max(0.0, (now - last).total_seconds() / 86400)
+        return 0.5 ** (age_days / max(half_life_days, 0.1))
+
+    def use(self, *, saturation: int) -> float:
+        """Access count on a log scale, 1 at ``saturation`` accesses and beyond."""
+        return min(1.0, math.log1p(self.access_count) / math.log1p(saturation))
 
     @property
     def is_recallable(self) -> bool:

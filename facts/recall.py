@@ -9,7 +9,6 @@
 """
 
 import logging
-import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,13 +114,11 @@ def _vector_search(
 
 
 def _boosts(fact: Fact, *, config: MemoryConfig, now: Any) -> dict[str, float]:
-    age_days = max(0.0, (now - (fact.last_accessed_at or fact.created_at)).total_seconds() / 86400)
-    recency = 0.5 ** (age_days / max(config.recency_half_life_days, 0.1))
-    access = min(1.0, math.log1p(fact.access_count) / math.log1p(100))
+    recency = fact.recency(now=now, half_life_days=config.recency_half_life_days)
     return {
         "importance": config.weight_importance * fact.importance,
         "recency": config.weight_recency * recency,
-        "access": config.weight_access * access,
+        "access": config.weight_access * fact.use(saturation=100),
     }
 
 

@@ -66,7 +66,7 @@ def fact_search(
     if len(query) > 1000:
         raise InvalidInput("The search query is at most 1000 characters.")
     scope = fact_list_visible(user=user, filters=filters)
-    hits = FACT_FTS.search(match_all(query), limit=limit, within=scope.order_by())
+    hits = FACT_FTS.search(match_all(query), limit=limit, within=scope)
     found = scope.in_bulk([h.id for h in hits])
     return [found[h.id] for h in hits if h.id in found]
 

@@ -645,10 +645,8 @@ def fact_delete(*, actor: Actor, fact: Fact) -> None:
 
 def retention_value(fact: Fact, *, now: Any, half_life_days: float) -> float:
     """How much a fact is worth keeping: importance, then recency, then use."""
-    age_days = max(0.0, (now - (fact.last_accessed_at or fact.created_at)).total_seconds() / 86400)
-    recency = 0.5 ** (age_days / max(half_life_days, 0.1))
-    use = min(1.0, math.log1p(fact.access_count) / math.log1p(50))
-    return 0.6 * fact.importance + 0.3 * recency + 0.1 * use
+    recency = fact.recency(now=now, half_life_days=half_life_days)
+    return 0.6 * fact.importance + 0.3 * recency + 0.1 * fact.use(saturation=50)
 
 
 def enforce_active_cap(

@@ -45,10 +45,6 @@ def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespo
     return api.create_response(request, {"detail": summary, "errors": errors}, status=422)
 
 
-class ComponentOut(Schema):
-    ok: bool
-
-
 class HealthOut(Schema):
     status: str
     database: dict

@@ -1,5 +1,6 @@
 """Dashboard pages: teams (partitions), agents (tokens), the audit log, settings."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -194,8 +195,6 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         date_from=filters.get("date_from"),
         date_to=filters.get("date_to"),
     )
-    from django.conf import settings
-
     page = Paginator(events, settings.AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

@@ -9,10 +9,7 @@ def create_raw_table(apps, schema_editor):
     for sql in FACT_VECTORS.create_sql():
         schema_editor.execute(sql)
     # Copy vectors stored before the plain table existed.
-    schema_editor.execute(
-        f"INSERT OR IGNORE INTO {FACT_VECTORS.raw_table}(id, embedding) "
-        f"SELECT rowid, embedding FROM {FACT_VECTORS.table}"
-    )
+    schema_editor.execute(FACT_VECTORS.raw_backfill_sql())
 
 
 def drop_raw_table(apps, schema_editor):
@@ -20,7 +17,7 @@ def drop_raw_table(apps, schema_editor):
 
     if schema_editor.connection.vendor != "sqlite":
         return
-    schema_editor.execute(f"DROP TABLE IF EXISTS {FACT_VECTORS.raw_table}")
+    schema_editor.execute(FACT_VECTORS.drop_sql()[-1])
 
 
 class Migration(migrations.Migration):

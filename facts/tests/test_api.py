@@ -162,6 +162,7 @@ def test_outsider_is_refused_everywhere(charlie, world):
     recalled = post(charlie, "/api/recall", {"query": "salary roadmap holiday"}).json()
     assert {i["id"] for i in recalled["items"]} <= {world["global"].pk}
     assert charlie.get("/api/memories/stats").json()["total"] == 1
+    assert charlie.get("/api/memories/layer-stats").json()[0]["total"] == 1
     export = json.loads(b"".join(charlie.get("/api/memories/export").streaming_content))
     assert [f["id"] for f in export["facts"]] == [world["global"].pk]
     assert Fact.objects.get(pk=world["team"].pk).content.startswith("Team:")

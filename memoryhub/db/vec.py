@@ -16,6 +16,8 @@ from django.core.exceptions import ImproperlyConfigured
 
 _lock = threading.Lock()
 _auto_registered = False
+# The registered entry point lives in this library: keep it mapped for the process.
+_loaded_libraries: list[ctypes.CDLL] = []
 
 HOW_TO_FIX = (
     "MemoryHub needs the sqlite-vec extension in SQLite. Install the pinned 'sqlite-vec' "
@@ -75,8 +77,7 @@ def _register_auto_extension() -> None:
         rc = lib.sqlite3_auto_extension(ctypes.cast(entry, ctypes.c_void_p))
         if rc != 0:
             raise VecUnavailable(f"sqlite3_auto_extension failed with code {rc}. {HOW_TO_FIX}")
-        # Keep the library mapped for the life of the process.
-        _register_auto_extension.extension = extension  # type: ignore[attr-defined]
+        _loaded_libraries.append(extension)
         _auto_registered = True
 
 

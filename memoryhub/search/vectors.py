@@ -68,6 +68,13 @@ class VectorIndex:
             f"DROP TABLE IF EXISTS {self.raw_table}",
         ]
 
+    def raw_backfill_sql(self) -> str:
+        """Copy vectors stored before the plain table existed into it."""
+        return (
+            f"INSERT OR IGNORE INTO {self.raw_table}(id, embedding) "
+            f"SELECT rowid, embedding FROM {self.table}"
+        )
+
     def current_dim(self) -> int | None:
         with connection.cursor() as cursor:
             cursor.execute("SELECT sql FROM sqlite_master WHERE name = %s", [self.table])
