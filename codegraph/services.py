@@ -180,8 +180,6 @@ def code_project_scan_request(
     exclude: list[str] | None = None,
 ) -> CodeProject:
     """Register (or re-point) the project and queue its scan once this commits."""
-    from codegraph.tasks import codegraph_scan
-    from memoryhub.tasks import enqueue_on_commit
 
     with transaction.atomic():
         code_project = code_project_register(
@@ -193,23 +191,29 @@ def code_project_scan_request(
             project=project,
             exclude=exclude,
         )
-        audit_log(
-            actor=actor,
-            action="codegraph.scan",
-            target_type="codeproject",
-            target_id=code_project.pk,
-            details={"name": code_project.name},
-        )
-        enqueue_on_commit(codegraph_scan, code_project.pk)
+        _scan_queue(actor=actor, code_project=code_project)
     return code_project
+
+
+def _scan_queue(*, actor: Actor, code_project: CodeProject) -> None:
+    """Audit a scan request and queue the scan once the transaction commits."""
+    from codegraph.tasks import codegraph_scan
+    from memoryhub.tasks import enqueue_on_commit
+
+    audit_log(
+        actor=actor,
+        action="codegraph.scan",
+        target_type="codeproject",
+        target_id=code_project.pk,
+        details={"name": code_project.name},
+    )
+    enqueue_on_commit(codegraph_scan, code_project.pk)
 
 
 def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProject:
     """Queue a new scan of an existing project (its owner or a team admin only)."""
     if not code_project.is_editable_by(actor.user):
         raise Forbidden("Only the project's owner or a team admin can scan it.")
-    from codegraph.tasks import codegraph_scan
-    from memoryhub.tasks import enqueue_on_commit
 
     with transaction.atomic():
         locked = CodeProject.objects.select_for_update().get(pk=code_project.pk)
@@ -218,14 +222,7 @@ def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProje
         locked.state = ScanState.QUEUED
         locked.error = ""
         locked.save(update_fields=["state", "error"])
-        audit_log(
-            actor=actor,
-            action="codegraph.scan",
-            target_type="codeproject",
-            target_id=locked.pk,
-            details={"name": locked.name},
-        )
-        enqueue_on_commit(codegraph_scan, locked.pk)
+        _scan_queue(actor=actor, code_project=locked)
     return locked
 
 
