@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import multiprocessing
@@ -13,6 +14,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
+from itertools import chain
 from pathlib import Path
 
 from django.conf import settings
@@ -20,7 +22,7 @@ from django.db import connection, models, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from codegraph.extractor import EXTRACTOR_VERSION, FileIndex, extract, language_for
+from codegraph.extractor import EXTRACTOR_VERSION, extract_rows, language_for, preload
 from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS, fts_values
 from memoryhub.errors import Conflict, Forbidden, InvalidInput
@@ -45,6 +47,10 @@ BATCH_SIZE = 200
 BINARY_SNIFF_BYTES = 8192
 # Below this many files to parse, starting worker processes costs more than it saves.
 PARALLEL_MIN_FILES = 300
+# Rows per INSERT statement, at most (SQLite also caps the parameters per statement).
+ROWS_PER_INSERT = 500
+# Files per job sent to a worker process.
+WORKER_CHUNK = 25
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
 
 ProgressCallback = Callable[[int, int], None]
@@ -390,43 +396,162 @@ def source_tree_walk(
     return found, False
 
 
-# (sha256, skipped_reason, index or None when the content is unchanged or skipped)
-Examined = tuple[str, str, FileIndex | None]
+@dataclass(frozen=True, slots=True)
+class ScanContext:
+    """What examining a file needs besides the file itself. Worker processes are forked
+    with it, so it is never pickled: jobs name files by their position in ``todo``."""
+
+    project_id: int
+    root: Path
+    max_bytes: int
+    todo: list[WalkedFile]
+    # path -> (id, size, mtime_ns, sha256, has_errors, skipped_reason) of stored files
+    existing: dict[str, tuple]
+    path_ids: dict[str, int]
+    modules: dict[str, str]
+    module_map: ModuleMap
 
 
-def _examine(abs_path: str, old_sha: str, size: int, max_bytes: int) -> Examined:
+@dataclass(slots=True)
+class ScanRows:
+    """Database rows from examining a run of files, as tuples ready for executemany."""
+
+    files: int = 0
+    parsed: int = 0
+    skipped: int = 0
+    stale: list[int] = field(default_factory=list)  # files whose old index goes
+    updates: list[tuple] = field(default_factory=list)  # see _files_update
+    symbols: list[tuple] = field(default_factory=list)  # SYMBOL_FIELDS
+    words: list[tuple[str, str]] = field(default_factory=list)  # FTS values per symbol
+    imports: list[tuple] = field(default_factory=list)  # IMPORT_FIELDS
+    calls: list[tuple] = field(default_factory=list)  # CALL_FIELDS
+
+    def extend(self, other: ScanRows) -> None:
+        self.files += other.files
+        self.parsed += other.parsed
+        self.skipped += other.skipped
+        self.stale += other.stale
+        self.updates += other.updates
+        self.symbols += other.symbols
+        self.words += other.words
+        self.imports += other.imports
+        self.calls += other.calls
+
+
+def _read(abs_path: str, size: int, max_bytes: int) -> tuple[bytes | None, str]:
+    """The file's content, or None and why it is skipped."""
     if size > max_bytes:
-        return "", f"too large: {size} bytes (limit {max_bytes})", None
+        return None, f"too large: {size} bytes (limit {max_bytes})"
     try:
         with open(abs_path, "rb") as handle:
             data = handle.read(max_bytes + 1)
     except OSError as exc:
-        return "", f"unreadable: {exc.strerror or exc}"[:200], None
+        return None, f"unreadable: {exc.strerror or exc}"[:200]
     if len(data) > max_bytes:
-        return "", f"too large: over {max_bytes} bytes", None
+        return None, f"too large: over {max_bytes} bytes"
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        return "", "binary content", None
-    sha = hashlib.sha256(data).hexdigest()
-    if sha == old_sha:
-        return sha, "", None
-    try:
-        return sha, "", extract(abs_path, data)
-    except Exception as exc:  # a parser bug must not stop the scan of the other files
-        logger.exception("extractor failed on %s", abs_path)
-        return "", f"extractor failed: {exc}"[:200], None
+        return None, "binary content"
+    return data, ""
 
 
-def _examine_many(jobs: list[tuple[str, str, int, int]]) -> list[Examined]:
-    return [_examine(*job) for job in jobs]
+def _examine(context: ScanContext, walked: WalkedFile, rows: ScanRows) -> None:
+    """Read, hash and (when its content changed) extract one file into ``rows``."""
+    path = walked.path
+    file_id = context.path_ids[path]
+    old = context.existing.get(path)
+    rows.files += 1
+    abs_path = str(context.root / path)
+    data, skipped = _read(abs_path, walked.size, context.max_bytes)
+    sha = hashlib.sha256(data).hexdigest() if data is not None else ""
+    if sha and old is not None and sha == old[3]:
+        # Touched but identical: remember the new stat so it is not hashed again.
+        rows.updates.append((walked.size, walked.mtime_ns, sha, old[4], "", file_id))
+        return
+    if old is not None:
+        rows.stale.append(file_id)
+    extracted = None
+    if data is not None:
+        try:
+            extracted = extract_rows(abs_path, data)
+        except Exception as exc:  # a parser bug must not stop the scan of the other files
+            logger.exception("extractor failed on %s", abs_path)
+            skipped = f"extractor failed: {exc}"[:200]
+    if extracted is None:
+        rows.skipped += 1
+        rows.updates.append((walked.size, walked.mtime_ns, "", False, skipped, file_id))
+        return
+    rows.parsed += 1
+    rows.updates.append((walked.size, walked.mtime_ns, sha, extracted.has_errors, "", file_id))
+    project_id = context.project_id
+    for definition in extracted.definitions:
+        rows.symbols.append((project_id, file_id, *definition))
+        rows.words.append(fts_values(definition[0], definition[1]))
+    _imports_add(context, walked, file_id, extracted.imports, rows.imports)
+    rows.calls += [(project_id, file_id, *call) for call in extracted.calls]
 
 
-def _examine_all(jobs: list[tuple[str, str, int, int]]) -> Iterable[list[Examined]]:
-    """Results per batch of BATCH_SIZE jobs, in order; extraction runs in worker
+def _imports_add(
+    context: ScanContext,
+    walked: WalkedFile,
+    file_id: int,
+    found: list[tuple[str, str, str, int]],
+    out: list[tuple],
+) -> None:
+    """Rows of a file's imports, each resolved to the project file it refers to."""
+    project_id, path, language = context.project_id, walked.path, walked.language
+    module_map, path_ids = context.module_map, context.path_ids
+    module = context.modules[path]
+    is_package = path.endswith("__init__.py")
+    for written, name, alias, line in found:
+        target_module = _import_target_module(
+            language=language, module=written, file_module=module, is_package=is_package
+        )
+        target = module_map.resolve(
+            language=language, importer=path, target_module=target_module, name=name
+        )
+        out.append(
+            (
+                project_id,
+                file_id,
+                written,
+                name,
+                alias,
+                line,
+                target_module,
+                path_ids.get(target) if target else None,
+            )
+        )
+
+
+def _examine_range(context: ScanContext, start: int, stop: int) -> ScanRows:
+    rows = ScanRows()
+    for walked in context.todo[start:stop]:
+        _examine(context, walked, rows)
+    return rows
+
+
+_worker_context: ScanContext | None = None
+
+
+def _worker_init(context: ScanContext) -> None:
+    global _worker_context
+    _worker_context = context
+    # The inherited objects are never freed here: keep the collector from walking them.
+    gc.freeze()
+
+
+def _worker_examine(span: tuple[int, int]) -> ScanRows:
+    assert _worker_context is not None
+    return _examine_range(_worker_context, *span)
+
+
+def _examine_all(context: ScanContext) -> Iterable[ScanRows]:
+    """Rows per batch of about BATCH_SIZE files, in order; extraction runs in worker
     processes for big scans so the database writes overlap with parsing."""
-    batches = [jobs[i : i + BATCH_SIZE] for i in range(0, len(jobs), BATCH_SIZE)]
+    total = len(context.todo)
     workers = min(os.cpu_count() or 1, 8)
     parallel = (
-        len(jobs) >= PARALLEL_MIN_FILES
+        total >= PARALLEL_MIN_FILES
         and workers > 1
         # Celery's prefork children are daemons, which may not start processes; and
         # forking a process that runs other threads (web server, solo worker) risks a
@@ -434,27 +559,32 @@ def _examine_all(jobs: list[tuple[str, str, int, int]]) -> Iterable[list[Examine
         and not multiprocessing.current_process().daemon
         and threading.active_count() == 1
     )
-    if not parallel:
-        for batch in batches:
-            yield _examine_many(batch)
+    pool = None
+    if parallel:
+        preload(walked.path for walked in context.todo)
+        try:
+            pool = ProcessPoolExecutor(
+                workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_worker_init,
+                initargs=(context,),
+            )
+        except (OSError, ValueError):
+            pool = None
+    if pool is None:
+        for start in range(0, total, BATCH_SIZE):
+            yield _examine_range(context, start, start + BATCH_SIZE)
         return
-    # Small chunks keep every worker busy and the first batch ready early.
-    chunk = 25
-    try:
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
-    except (OSError, ValueError):
-        for batch in batches:
-            yield _examine_many(batch)
-        return
+    # Small pieces keep every worker busy and the first batch ready early.
+    spans = [(start, start + WORKER_CHUNK) for start in range(0, total, WORKER_CHUNK)]
     with pool:
-        pieces = [jobs[i : i + chunk] for i in range(0, len(jobs), chunk)]
-        pending: list[Examined] = []
-        for result in pool.map(_examine_many, pieces):
-            pending.extend(result)
-            while len(pending) >= BATCH_SIZE:
-                yield pending[:BATCH_SIZE]
-                pending = pending[BATCH_SIZE:]
-        if pending:
+        pending = ScanRows()
+        for rows in pool.map(_worker_examine, spans):
+            pending.extend(rows)
+            if pending.files >= BATCH_SIZE:
+                yield pending
+                pending = ScanRows()
+        if pending.files:
             yield pending
 
 
@@ -601,27 +731,29 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
                 SourceFile.objects.filter(project_id=project_id).values_list("path", "id")
             )
 
-    module_map = ModuleMap((w.path, w.language, modules[w.path]) for w in walked)
-    jobs = [
-        (str(root / w.path), existing[w.path][3] if w.path in existing else "", w.size, max_bytes)
-        for w in todo
-    ]
-    position = 0
-    for examined in _examine_all(jobs):
-        batch = todo[position : position + len(examined)]
-        position += len(examined)
+    context = ScanContext(
+        project_id=project_id,
+        root=root,
+        max_bytes=max_bytes,
+        todo=todo,
+        existing=existing,
+        path_ids=path_ids,
+        modules=modules,
+        module_map=ModuleMap((w.path, w.language, modules[w.path]) for w in walked),
+    )
+    for rows in _examine_all(context):
         with transaction.atomic():
-            _batch_store(
-                project_id, batch, examined, existing, path_ids, modules, module_map, result
-            )
-            done += len(batch)
+            _rows_store(rows)
+            done += rows.files
             CodeProject.objects.filter(pk=project_id).update(files_done=done)
+        result.parsed += rows.parsed
+        result.skipped += rows.skipped
         if progress:
             progress(done, len(walked))
 
     if (new or gone) and not result.full:
         # Imports in unchanged files may now resolve to a file that came or went.
-        _imports_reresolve(project_id, module_map, path_ids)
+        _imports_reresolve(project_id, context.module_map, path_ids)
     changed_anything = bool(result.full or new or gone or changed)
     _scan_finish(code_project, result, truncated=truncated, recount=changed_anything)
     return result
@@ -643,85 +775,19 @@ def _files_delete(file_ids: list[int]) -> None:
     SourceFile.objects.filter(pk__in=file_ids).delete()
 
 
-def _batch_store(
-    project_id: int,
-    batch: list[WalkedFile],
-    examined: list[Examined],
-    existing: dict[str, tuple],
-    path_ids: dict[str, int],
-    modules: dict[str, str],
-    module_map: ModuleMap,
-    result: ScanResult,
-) -> None:
-    updates: list[tuple] = []
-    stale: list[int] = []
-    parsed_ids: list[int] = []
-    symbols: list[tuple] = []
-    imports: list[tuple] = []
-    calls: list[tuple] = []
-    for walked, (sha, skipped, index) in zip(batch, examined, strict=True):
-        file_id = path_ids[walked.path]
-        old = existing.get(walked.path)
-        has_errors = bool(old and old[4])
-        if sha and index is None and old is not None and sha == old[3]:
-            # Touched but identical: remember the new stat so it is not hashed again.
-            updates.append((walked.size, walked.mtime_ns, sha, has_errors, "", file_id))
-            continue
-        if old is not None:
-            stale.append(file_id)
-        if skipped:
-            result.skipped += 1
-            updates.append((walked.size, walked.mtime_ns, "", False, skipped, file_id))
-            continue
-        result.parsed += 1
-        updates.append((walked.size, walked.mtime_ns, sha, index.has_errors, "", file_id))
-        symbols.extend(
-            (project_id, file_id, d.name, d.qualified_name, d.kind, d.line, d.end_line, d.signature)
-            for d in index.definitions
-        )
-        module = modules[walked.path]
-        is_package = walked.path.endswith("__init__.py")
-        for imp in index.imports:
-            target_module = _import_target_module(
-                language=walked.language,
-                module=imp.module,
-                file_module=module,
-                is_package=is_package,
-            )
-            target = module_map.resolve(
-                language=walked.language,
-                importer=walked.path,
-                target_module=target_module,
-                name=imp.name,
-            )
-            imports.append(
-                (
-                    project_id,
-                    file_id,
-                    imp.module,
-                    imp.name,
-                    imp.alias,
-                    imp.line,
-                    target_module,
-                    path_ids.get(target) if target else None,
-                )
-            )
-        calls.extend(
-            (project_id, file_id, c.callee, c.receiver, c.caller, c.line) for c in index.calls
-        )
-        parsed_ids.append(file_id)
-    _children_delete(stale)
-    _files_update(updates)
-    _rows_insert(Symbol, SYMBOL_FIELDS, symbols)
-    _rows_insert(ImportRef, IMPORT_FIELDS, imports)
-    _rows_insert(CallRef, CALL_FIELDS, calls)
-    # The new symbols' ids, read back in one query, key their FTS rows.
-    SYMBOL_FTS.upsert(
-        (pk, fts_values(name, qualified_name))
-        for pk, name, qualified_name in Symbol.objects.filter(file_id__in=parsed_ids)
-        .values_list("id", "name", "qualified_name")
-        .iterator(chunk_size=2000)
-    )
+def _rows_store(rows: ScanRows) -> None:
+    """Write one batch: drop the changed files' old index, then insert the new one."""
+    _children_delete(rows.stale)
+    _files_update(rows.updates)
+    _rows_insert(Symbol, SYMBOL_FIELDS, rows.symbols)
+    _rows_insert(ImportRef, IMPORT_FIELDS, rows.imports)
+    _rows_insert(CallRef, CALL_FIELDS, rows.calls)
+    if rows.symbols:
+        # The transaction holds SQLite's write lock, so the symbols just inserted got
+        # consecutive ids ending with the largest: their FTS rows need no read-back.
+        last = Symbol.objects.aggregate(last=models.Max("pk"))["last"]
+        first = last - len(rows.symbols) + 1
+        SYMBOL_FTS.upsert(zip(range(first, last + 1), rows.words, strict=True), new=True)
 
 
 FILE_FIELDS = (
@@ -774,19 +840,33 @@ def _files_update(rows: list[tuple]) -> None:
 
 
 def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[tuple]) -> None:
-    """Insert plain value tuples with one executemany.
+    """Insert plain value tuples, many rows per INSERT statement.
 
     ``bulk_create`` builds and compiles a model instance per row, which costs more than
     parsing the file did; these rows are plain strings, integers and booleans, so they
-    go in as they are. Every column without a database default must be given."""
+    go in as they are. One statement per row would repeat SQLite's per-statement work
+    (the AUTOINCREMENT counter above all) for every row. Every column without a
+    database default must be given."""
     if not rows:
         return
     meta = model._meta
     quote = connection.ops.quote_name
     columns = ", ".join(quote(meta.get_field(name).column) for name in fields)
-    marks = ", ".join(["%s"] * len(fields))
+    max_params = connection.features.max_query_params or len(fields) * ROWS_PER_INSERT
+    per_insert = max(1, min(ROWS_PER_INSERT, max_params // len(fields)))
+    row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    head = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES "
+    flat = chain.from_iterable
+    whole = len(rows) - len(rows) % per_insert
     with connection.cursor() as cursor:
-        cursor.executemany(f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({marks})", rows)
+        if whole:
+            cursor.executemany(
+                head + ", ".join([row_marks] * per_insert),
+                [tuple(flat(rows[i : i + per_insert])) for i in range(0, whole, per_insert)],
+            )
+        if whole < len(rows):
+            rest = rows[whole:]
+            cursor.execute(head + ", ".join([row_marks] * len(rest)), tuple(flat(rest)))
 
 
 def _imports_reresolve(project_id: int, module_map: ModuleMap, path_ids: dict[str, int]) -> None:

@@ -9,11 +9,12 @@ Pure Python on top of py-tree-sitter and the per-language grammar wheels; no Dja
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 from .engine import run
 from .identifiers import split_identifier
 from .languages import EXTENSIONS, spec_for
-from .model import Call, Definition, FileIndex, Import
+from .model import Call, Definition, FileIndex, FileRows, Import
 
 # Bump whenever extraction output changes for the same input: stored indexes built by
 # an older version are then re-built in full.
@@ -24,10 +25,13 @@ __all__ = [
     "Call",
     "Definition",
     "FileIndex",
+    "FileRows",
     "Import",
     "UnsupportedLanguageError",
     "extract",
+    "extract_rows",
     "language_for",
+    "preload",
     "split_identifier",
     "supported_extensions",
 ]
@@ -50,6 +54,13 @@ def language_for(path: str) -> str | None:
     return entry[0] if entry else None
 
 
+def preload(paths: Iterable[str]) -> None:
+    """Load the grammars and queries the files at `paths` need (once per process), so
+    processes forked afterwards share them instead of each compiling its own."""
+    for key in {entry[1] for entry in map(EXTENSIONS.get, map(_extension, paths)) if entry}:
+        spec_for(key)
+
+
 def supported_extensions() -> frozenset[str]:
     """File extensions (lower case, with the dot) that `extract` understands."""
     return frozenset(EXTENSIONS)
@@ -62,6 +73,12 @@ def extract(path_or_name: str, source: bytes) -> FileIndex:
     UnsupportedLanguageError for other files. Syntax errors never raise: the file is
     indexed as far as the parser recovers and `has_errors` is set.
     """
+    return extract_rows(path_or_name, source).index()
+
+
+def extract_rows(path_or_name: str, source: bytes) -> FileRows:
+    """Like `extract`, with each definition, import and call as a plain tuple of its
+    record's fields: for callers that only store the values."""
     entry = EXTENSIONS.get(_extension(path_or_name))
     if entry is None:
         raise UnsupportedLanguageError(f"no extractor for {path_or_name!r}")

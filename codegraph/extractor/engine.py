@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from .model import Call, Definition, FileIndex, Import
+from .model import CallRow, DefinitionRow, FileRows, ImportRow
 
 SIGNATURE_MAX = 200
 RECEIVER_MAX = 120
@@ -54,11 +54,11 @@ class Collected:
     definitions: list[RawDef] = field(default_factory=list)
     calls: list[RawCall] = field(default_factory=list)
     # (start byte, import): kept in source order whatever order handlers run in.
-    imports: list[tuple[int, Import]] = field(default_factory=list)
+    imports: list[tuple[int, ImportRow]] = field(default_factory=list)
 
     def add_import(self, node: Node, module: str, name: str, alias: str) -> None:
         """Record an import reported at `node`'s position."""
-        self.imports.append((node.start_byte, Import(module, name, alias, node.start_point[0] + 1)))
+        self.imports.append((node.start_byte, (module, name, alias, node.start_point[0] + 1)))
 
 
 Handler = Callable[[list[Node], bytes, Collected], None]
@@ -201,8 +201,8 @@ def make_def(
     )
 
 
-def run(spec: LanguageSpec, source: bytes) -> FileIndex:
-    """Parse `source` with `spec` and build its FileIndex."""
+def run(spec: LanguageSpec, source: bytes) -> FileRows:
+    """Parse `source` with `spec` and extract its definitions, imports and calls."""
     parser, cursor = _tools(spec)
     root = parser.parse(source).root_node
     collected = Collected()
@@ -212,22 +212,20 @@ def run(spec: LanguageSpec, source: bytes) -> FileIndex:
     definitions, calls = _assemble(collected, spec.method_scopes)
     imports = collected.imports
     imports.sort(key=_position)
-    return FileIndex(
-        spec.name, definitions, tuple(item for _, item in imports), calls, root.has_error
-    )
+    return FileRows(spec.name, definitions, [item for _, item in imports], calls, root.has_error)
 
 
-def _position(item: tuple[int, Import]) -> int:
+def _position(item: tuple[int, ImportRow]) -> int:
     return item[0]
 
 
 def _assemble(
     collected: Collected, method_scopes: frozenset[str]
-) -> tuple[tuple[Definition, ...], tuple[Call, ...]]:
+) -> tuple[list[DefinitionRow], list[CallRow]]:
     """Nest definitions by byte range and attribute each call to its innermost one."""
     raw_defs = collected.definitions
     raw_defs.sort()
-    definitions: list[Definition] = []
+    definitions: list[DefinitionRow] = []
     # (start, end, qualified name) of every emitted definition, outer before inner:
     # only those can be callers.
     spans: list[tuple[int, int, str]] = []
@@ -249,11 +247,11 @@ def _assemble(
         stack.append((start, -neg_end, qualified, kind))
         if emit:
             spans.append((start, -neg_end, qualified))
-            definitions.append(Definition(name, qualified, kind, line, last, header))
+            definitions.append((name, qualified, kind, line, last, header))
 
     raw_calls = collected.calls
     raw_calls.sort()
-    calls: list[Call] = []
+    calls: list[CallRow] = []
     append = calls.append
     open_spans: list[tuple[int, int, str]] = []
     caller, caller_end = "", -1
@@ -275,5 +273,5 @@ def _assemble(
             else:
                 # At module level until the next definition starts.
                 caller, caller_end = "", next_start if next_start >= 0 else 1 << 62
-        append(Call(callee, receiver, caller, line))
-    return tuple(definitions), tuple(calls)
+        append((callee, receiver, caller, line))
+    return definitions, calls

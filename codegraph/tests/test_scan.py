@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from codegraph import services
-from codegraph.models import CallRef, CodeProject, ScanState, SourceFile, Symbol
+from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS
 from memoryhub.errors import InvalidInput
 from teams.services import Actor
@@ -227,3 +227,58 @@ def test_a_scan_that_died_long_ago_does_not_block_a_new_one(project):
         state=ScanState.RUNNING, started_at=timezone.now() - timedelta(hours=2)
     )
     assert scan(project).parsed == 5 and project.state == ScanState.DONE
+
+
+SYMBOL_VALUES = ("name", "qualified_name", "kind", "line", "end_line", "signature")
+IMPORT_VALUES = ("module", "name", "alias", "line", "target_module", "target_file__path")
+
+
+def index_of(project: CodeProject) -> dict[str, list[tuple]]:
+    """A project's whole index, without row ids, in a stable order."""
+    symbols = Symbol.objects.filter(project=project).order_by("id")
+    return {
+        "symbols": [
+            (*row, SYMBOL_FTS.content_of(pk))
+            for pk, *row in symbols.values_list("id", "file__path", *SYMBOL_VALUES)
+        ],
+        "imports": list(
+            ImportRef.objects.filter(project=project)
+            .order_by("id")
+            .values_list("file__path", *IMPORT_VALUES)
+        ),
+        "calls": list(
+            CallRef.objects.filter(project=project)
+            .order_by("id")
+            .values_list("file__path", "callee", "receiver", "caller", "line")
+        ),
+        "files": list(
+            SourceFile.objects.filter(project=project)
+            .order_by("path")
+            .values_list("path", "module", "sha256", "has_errors", "skipped_reason")
+        ),
+    }
+
+
+def test_worker_processes_build_the_same_index_as_one_process(owner, tree, monkeypatch):
+    write_tree(tree, {"shop/broken.py": "def broken(:\n    pass\n", "web/app.js": "go();\n"})
+    (tree / "shop/blob.py").write_bytes(b"\0binary")
+    alone = services.code_project_register(actor=Actor(user=owner), name="one", path=str(tree))
+    scan(alone)
+    pools = []
+
+    class RecordingPool(services.ProcessPoolExecutor):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            pools.append(self)
+
+    monkeypatch.setattr(services, "ProcessPoolExecutor", RecordingPool)
+    monkeypatch.setattr(services, "PARALLEL_MIN_FILES", 1)
+    monkeypatch.setattr(services, "WORKER_CHUNK", 2)
+    monkeypatch.setattr(services, "BATCH_SIZE", 3)
+    monkeypatch.setattr(services.os, "cpu_count", lambda: 2)
+    shared = services.code_project_register(actor=Actor(user=owner), name="two", path=str(tree))
+    result = scan(shared)
+    assert pools, "the scan ran in one process"
+    assert (result.parsed, result.skipped) == (7, 1)
+    assert index_of(shared) == index_of(alone)
+    assert shared.symbol_count == alone.symbol_count > 0
