@@ -119,7 +119,7 @@ SETTING_RANGES: dict[str, tuple[float | None, float | None]] = {
     "recency_half_life_days": (0.1, None),
     "max_content_length": (1, None),
     "max_active_facts": (0, None),
-    "dedupe_similarity": (0, 1),
+    "dedupe_similarity": (0.8, 1),
     "distillation_every_hours": (1, None),
 }
 
@@ -160,7 +160,10 @@ class MemoryConfigForm(forms.ModelForm):
         help_texts = {
             "recall_category_budget": 'JSON, e.g. {"preference": 2}: at most that many '
             "items of a category per recall.",
-            "dedupe_similarity": "0 to 1: how similar two facts must be to merge.",
+            "dedupe_similarity": (
+                "0.8 to 1: the share of words two facts of one scope must have in common "
+                "to merge (1 = the same words)."
+            ),
             "rrf_k": "Reciprocal Rank Fusion constant (60 is the usual choice).",
         }
 

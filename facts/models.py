@@ -205,3 +205,21 @@ class MemoryConfig(models.Model):
     def embedder_key(self) -> tuple[str, str, str]:
         """What identifies the embedding model: a change means re-embedding."""
         return (self.embeddings_provider, self.embeddings_url, self.embeddings_model)
+
+
+class FactKey(models.Model):
+    """A hashed near-duplicate key of an active fact (see ``facts.dedupe``).
+
+    Derived data: rebuilt from a fact's content, tags and scope whenever they change,
+    and dropped when the fact stops being active, so a lookup only meets facts a new
+    one may merge into."""
+
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="+")
+    key = models.BigIntegerField()
+
+    class Meta:
+        # Covering: a lookup by key reads the fact ids from the index alone.
+        indexes = [models.Index(fields=["key", "fact"], name="factkey_key_fact")]
+
+    def __str__(self) -> str:
+        return f"{self.fact_id}:{self.key}"

@@ -5,17 +5,25 @@ Every write keeps the FTS index in step inside its own transaction and queues
 embedding after commit, so a fact is kept even when the embedder is down.
 """
 
+import functools
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from facts.dedupe import (
+    DuplicateFinder,
+    Signature,
+    fact_keys_add,
+    fact_keys_refresh,
+    signature,
+)
 from facts.models import (
     Category,
     Fact,
@@ -27,19 +35,14 @@ from facts.models import (
     Tier,
 )
 from facts.search import FACT_FTS, FACT_VECTORS, fts_values
+from memoryhub.db.bulk import insert_rows, update_rows
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
-from memoryhub.search import compile_within, match_any, words
-from memoryhub.search.text import STOPWORDS
 from memoryhub.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log, scope_for_new_row
 
 MAX_TAGS = 20
 MAX_TAG_LENGTH = 64
 EXCERPT_LENGTH = 200
-# Lexical similarity (of content words) at which two facts say the same thing.
-NEAR_DUPLICATE_SIMILARITY = 0.85
-# Similarity of content words at which two facts are about the same subject.
-SAME_SUBJECT_SIMILARITY = 0.4
 EMBED_BATCH = 64
 
 
@@ -108,8 +111,13 @@ def _clean_content(content: str, config: MemoryConfig) -> str:
     return content
 
 
+@functools.cache
+def _choice_values(choices: type) -> frozenset[str]:
+    return frozenset(choices.values)
+
+
 def _clean_choice(value: str, choices: type, what: str) -> str:
-    if value not in choices.values:
+    if value not in _choice_values(choices):
         raise InvalidInput(
             f"Unknown {what} '{value}': use one of {', '.join(map(str, choices.values))}."
         )
@@ -192,138 +200,6 @@ def fact_input_clean(*, data: dict[str, Any], config: MemoryConfig) -> FactInput
     return item
 
 
-# --- Near duplicates ------------------------------------------------------------------------
-
-
-def _content_words(text: str) -> set[str]:
-    return {w for w in words(text) if w not in STOPWORDS}
-
-
-def _similarity(a: set[str], b: set[str]) -> float:
-    if not a or not b:
-        return 1.0 if a == b else 0.0
-    return len(a & b) / len(a | b)
-
-
-def _normalised(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
-def same_scope_filter(*, scope: dict[str, Any], layer: int = 1) -> tuple[str, tuple]:
-    """The compiled id filter of active facts in a write scope (owner, team, project),
-    reusable across many near-duplicate checks."""
-    same_scope = Fact.objects.filter(
-        owner=scope["owner"],
-        team=scope["team"],
-        project=scope["project"],
-        status=Status.ACTIVE,
-        superseded_by__isnull=True,
-        layer=layer,
-    )
-    return compile_within(same_scope)
-
-
-def _longest_terms_match(item: FactInput, similarity: float) -> str:
-    """An FTS query every fact sharing ``similarity`` of ``item``'s words matches.
-
-    Such a fact misses at most (1 - s) of the new fact's n words, so it contains at
-    least one of any floor((1 - s) * n) + 1 of them. The longest words stand in for the
-    rarest, which keeps the query cheap on large stores instead of matching every fact
-    that shares a common word.
-    """
-    terms = [w for w in dict.fromkeys(words(item.content)) if w not in STOPWORDS]
-    if not terms:
-        terms = list(dict.fromkeys(words(item.content)))
-    needed = math.floor((1 - similarity) * len(terms)) + 1
-    keep = sorted(terms, key=len, reverse=True)[:needed]
-    return match_any(" ".join(keep), drop_stopwords=False)
-
-
-NAME = re.compile(r"\b[A-Z][\w-]*")
-
-
-CALENDAR_WORDS = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday january february march "
-    "april may june july august september october november december".split()
-)
-
-
-def _names(text: str) -> set[str]:
-    """Capitalised words that name someone or something (people, products, places).
-    A sentence's first word counts only as part of a multi-word name ("Rosa Quinn");
-    days and months are values, not subjects."""
-    tokens = text.split()
-    found = set()
-    for index, token in enumerate(tokens):
-        word = token.strip(".,;:!?()[]\"'")
-        if not NAME.fullmatch(word) or word.lower() in CALENDAR_WORDS:
-            continue
-        if index == 0 and not (len(tokens) > 1 and NAME.match(tokens[1])):
-            continue
-        found.add(word)
-    return found
-
-
-def _same_names(a: str, b: str) -> bool:
-    """Whether two statements can be about the same subject: the names they mention
-    overlap, or neither mentions one."""
-    names_a, names_b = _names(a), _names(b)
-    if not names_a or not names_b:
-        return not names_a and not names_b
-    return bool(names_a & names_b)
-
-
-def _candidate_matches(item: FactInput) -> list[str]:
-    """Selective FTS queries that together match every possible near-duplicate: the
-    very-similar-text rule, and (with tags) facts sharing a tag and enough words."""
-    matches = [_longest_terms_match(item, NEAR_DUPLICATE_SIMILARITY)]
-    if item.tags and matches[0]:
-        tag_phrases = [" ".join(words(tag)) for tag in item.tags]
-        tags = " OR ".join('"' + phrase + '"' for phrase in tag_phrases if phrase)
-        if tags:
-            subject = _longest_terms_match(item, SAME_SUBJECT_SIMILARITY)
-            matches.append(f"tags : ({tags}) AND ({subject})")
-    return [m for m in matches if m]
-
-
-def find_near_duplicate(
-    *, scope: dict[str, Any], item: FactInput, within: tuple[str, tuple] | None = None
-) -> int | None:
-    """The id of an active fact in the same scope (owner, team, project) that says the
-    same thing: the same or very similar words, or the same subject with more than half
-    of the new fact's tags shared."""
-    matches = _candidate_matches(item)
-    if not matches:
-        return None
-    within = within or same_scope_filter(scope=scope, layer=item.layer)
-    rows = [
-        row for match in matches for row in FACT_FTS.search_rows(match, limit=10, within=within)
-    ]
-    new_words = _content_words(item.content)
-    new_norm = _normalised(item.content)
-    for fact_id, content, tags_text in rows:
-        if _normalised(content) == new_norm:
-            return fact_id
-        similarity = _similarity(new_words, _content_words(content))
-        if similarity >= NEAR_DUPLICATE_SIMILARITY:
-            return fact_id
-        if (
-            item.tags
-            and similarity >= SAME_SUBJECT_SIMILARITY
-            and _same_names(item.content, content)
-        ):
-            # Tags are indexed space-joined; a tag with a space inside is one of them.
-            stored = set(tags_text.split(" ")) | {tags_text}
-            shared = sum(
-                1
-                for tag in item.tags
-                if tag in stored or all(part in stored for part in tag.split(" "))
-            )
-            if shared * 2 > len(item.tags):
-                return fact_id
-    return None
-
-
 # --- Create -----------------------------------------------------------------------------------
 
 
@@ -334,32 +210,78 @@ class WriteResult:
     archived: list[int] = field(default_factory=list)
 
 
+def _fact_values(
+    *, actor: Actor, item: FactInput, scope: dict[str, Any], now: datetime
+) -> dict[str, Any]:
+    """The field values (by attribute name) of a new fact from ``item``."""
+    team = scope["team"]
+    return {
+        "owner_id": scope["owner"].pk,
+        "team_id": team.pk if team is not None else None,
+        "visibility": scope["visibility"],
+        "project": scope["project"],
+        "content": item.content,
+        "category": item.category,
+        "source": item.source,
+        "layer": item.layer,
+        "importance": item.importance,
+        "confidence": item.confidence,
+        "sentiment": item.sentiment,
+        "tags": item.tags,
+        "origin": item.origin,
+        "session_id": item.session_id,
+        "source_excerpt": item.source_excerpt or item.content[:EXCERPT_LENGTH],
+        "extraction_confidence": item.extraction_confidence,
+        "tier": item.tier,
+        "fleet": item.fleet or (actor.token.fleet if actor.token else ""),
+        "skill": item.skill,
+        "resolution_ref": item.resolution_ref,
+        "created_by_id": actor.user.pk,
+        "created_by_token_id": actor.token.pk if actor.token else None,
+        "created_at": now,
+        "updated_at": now,
+        "valid_from": now,
+    }
+
+
 def _fact_from_input(*, actor: Actor, item: FactInput, scope: dict[str, Any]) -> Fact:
-    now = timezone.now()
-    return Fact(
-        **scope,
-        content=item.content,
-        category=item.category,
-        source=item.source,
-        layer=item.layer,
-        importance=item.importance,
-        confidence=item.confidence,
-        sentiment=item.sentiment,
-        tags=item.tags,
-        origin=item.origin,
-        session_id=item.session_id,
-        source_excerpt=item.source_excerpt or item.content[:EXCERPT_LENGTH],
-        extraction_confidence=item.extraction_confidence,
-        tier=item.tier,
-        fleet=item.fleet or (actor.token.fleet if actor.token else ""),
-        skill=item.skill,
-        resolution_ref=item.resolution_ref,
-        created_by=actor.user,
-        created_by_token=actor.token,
-        created_at=now,
-        updated_at=now,
-        valid_from=now,
-    )
+    return Fact(**_fact_values(actor=actor, item=item, scope=scope, now=timezone.now()))
+
+
+class _FactRows:
+    """New facts written as plain rows (see ``memoryhub.db.bulk``): every column's
+    value in model order, defaults filled in, and the saved rows handed back as
+    ``Fact`` instances without going through the model layer per value."""
+
+    def __init__(self) -> None:
+        fields = Fact._meta.concrete_fields
+        self.names = [f.attname for f in fields if not f.primary_key]
+        self.defaults = {f.attname: f.get_default() for f in fields if not f.primary_key}
+        self.pk_index = next(i for i, f in enumerate(fields) if f.primary_key)
+        self.rows: list[tuple] = []
+
+    def add(self, values: dict[str, Any]) -> int:
+        """Queue a row; its index in ``rows``."""
+        row = {**self.defaults, **values}
+        self.rows.append(tuple(row[name] for name in self.names))
+        return len(self.rows) - 1
+
+    def add_copy(self, fact: Fact, **changes: Any) -> int:
+        """Queue a copy of ``fact`` with some fields changed."""
+        return self.add({**{name: getattr(fact, name) for name in self.names}, **changes})
+
+    def insert(self) -> list[Fact]:
+        """Write the queued rows; the saved facts, in order."""
+        ids = insert_rows(Fact, self.names, self.rows)
+        names = list(self.names)
+        names.insert(self.pk_index, "id")
+        facts = []
+        for pk, row in zip(ids, self.rows, strict=True):
+            values = list(row)
+            values.insert(self.pk_index, pk)
+            facts.append(Fact.from_db(connection.alias, names, values))
+        self.rows = []
+        return facts
 
 
 def _resolve_supersedes(*, actor: Actor, fact_id: int) -> Fact:
@@ -380,36 +302,68 @@ def _queue_embedding(fact_ids: list[int]) -> None:
         enqueue_on_commit(facts_embed, fact_ids)
 
 
-def _merge_into(*, actor: Actor, existing: Fact, item: FactInput, scope: dict[str, Any]) -> Fact:
-    """Fold a near-duplicate into ``existing``. Both parents (the previous statement and
-    the incoming one) are kept as archived facts linked through ``derived_from``."""
-    previous = Fact.objects.get(pk=existing.pk)
-    previous.pk = None
-    previous.id = None
-    previous.status = Status.ARCHIVED
-    previous.embedding_model = ""
-    previous.save()
-    incoming = _fact_from_input(actor=actor, item=item, scope=scope)
-    incoming.status = Status.ARCHIVED
-    incoming.save()
-    existing.content = item.content
-    existing.tags = list(dict.fromkeys([*existing.tags, *item.tags]))
-    existing.importance = max(existing.importance, item.importance)
-    existing.confidence = max(existing.confidence, item.confidence)
-    existing.origin = Origin.MERGED
-    existing.updated_at = timezone.now()
-    existing.save()
-    existing.derived_from.add(previous, incoming)
-    FACT_FTS.upsert([(existing.pk, fts_values(existing.content, existing.tags))])
-    _queue_embedding([existing.pk])
-    audit_log(
-        actor=actor,
-        action="fact.merge",
-        target_type="fact",
-        target_id=existing.pk,
-        details={"parents": [previous.pk, incoming.pk]},
+def _signature_of(item: FactInput, scope: dict[str, Any]) -> Signature:
+    team = scope["team"]
+    return signature(
+        owner_id=scope["owner"].pk,
+        team_id=team.pk if team is not None else None,
+        project=scope["project"],
+        layer=item.layer,
+        content=item.content,
+        tags=item.tags,
     )
-    return existing
+
+
+MERGED_FIELDS = ("content", "tags", "importance", "confidence", "origin", "updated_at")
+
+
+def _merges_apply(*, actor: Actor, merges: list[tuple[Fact, FactInput, dict[str, Any]]]) -> None:
+    """Fold near-duplicates into the facts they repeat, in order.
+
+    Each merge keeps both parents, the target's previous statement and the incoming
+    one, as archived facts linked through ``derived_from``; the target takes the new
+    content, the union of the tags and the higher importance and confidence. The
+    writes of a whole batch go in a few statements."""
+    if not merges:
+        return
+    now = timezone.now()
+    parents = _FactRows()
+    for target, item, scope in merges:
+        parents.add_copy(target, status=Status.ARCHIVED, embedding_model="")
+        values = _fact_values(actor=actor, item=item, scope=scope, now=now)
+        parents.add({**values, "status": Status.ARCHIVED})
+        target.content = item.content
+        target.tags = list(dict.fromkeys([*target.tags, *item.tags]))
+        target.importance = max(target.importance, item.importance)
+        target.confidence = max(target.confidence, item.confidence)
+        target.origin = Origin.MERGED
+        target.updated_at = now
+    saved = parents.insert()
+    pairs = list(zip(saved[::2], saved[1::2], strict=True))  # (previous, incoming)
+    targets = list({id(target): target for target, _, _ in merges}.values())
+    update_rows(
+        Fact, MERGED_FIELDS, [(*(getattr(t, f) for f in MERGED_FIELDS), t.pk) for t in targets]
+    )
+    insert_rows(
+        Fact.derived_from.through,
+        ("from_fact_id", "to_fact_id"),
+        [
+            (target.pk, parent.pk)
+            for (target, _, _), pair in zip(merges, pairs, strict=True)
+            for parent in pair
+        ],
+    )
+    FACT_FTS.upsert([(t.pk, fts_values(t.content, t.tags)) for t in targets])
+    fact_keys_refresh(t.pk for t in targets)
+    _queue_embedding([t.pk for t in targets])
+    for (target, _, _), (previous, incoming) in zip(merges, pairs, strict=True):
+        audit_log(
+            actor=actor,
+            action="fact.merge",
+            target_type="fact",
+            target_id=target.pk,
+            details={"parents": [previous.pk, incoming.pk]},
+        )
 
 
 def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
@@ -421,22 +375,23 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
             user=actor.user, team=item.team, visibility=item.visibility, project=item.project
         )
         old = _resolve_supersedes(actor=actor, fact_id=item.supersedes) if item.supersedes else None
+        sig = _signature_of(item, scope)
         if old is None:
-            existing_id = find_near_duplicate(scope=scope, item=item)
+            existing_id = DuplicateFinder(config.dedupe_similarity).find(sig)
             if existing_id is not None:
                 existing = Fact.objects.get(pk=existing_id)
-                return WriteResult(
-                    fact=_merge_into(actor=actor, existing=existing, item=item, scope=scope),
-                    created=False,
-                )
+                _merges_apply(actor=actor, merges=[(existing, item, scope)])
+                return WriteResult(fact=existing, created=False)
         fact = _fact_from_input(actor=actor, item=item, scope=scope)
         fact.save()
         FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags))])
+        fact_keys_add([(fact.pk, sig)])
         if old is not None:
             old.valid_until = fact.created_at
             old.superseded_by = fact
             old.save(update_fields=["valid_until", "superseded_by"])
             fact.derived_from.add(old)
+            fact_keys_refresh([old.pk])
         audit_log(
             actor=actor,
             action="fact.create",
@@ -458,7 +413,11 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
 
 def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[WriteResult]:
     """Store many facts in one transaction. Every item is validated first: one bad item
-    rejects the batch (its index named) and nothing is written."""
+    rejects the batch (its index named) and nothing is written.
+
+    Items are taken in order, as if posted one by one: an item repeating a stored fact
+    or an earlier item of the batch merges into it. The inserts, their index rows and
+    the merges each go in a few statements."""
     config = memory_config_get()
     cleaned: list[FactInput] = []
     for index, data in enumerate(items):
@@ -468,10 +427,15 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             raise InvalidInput(f"Item {index}: {exc.message}") from None
         if cleaned[-1].supersedes:
             raise InvalidInput(f"Item {index}: supersedes is only accepted one fact at a time.")
-    results: list[WriteResult] = []
     with transaction.atomic():
-        scopes = {}
-        new_facts: list[Fact] = []
+        scopes: dict[tuple, dict[str, Any]] = {}
+        finder = DuplicateFinder(config.dedupe_similarity)
+        rows = _FactRows()
+        signatures: list[Signature] = []
+        now = timezone.now()
+        merges: list[tuple[object, FactInput, dict[str, Any]]] = []
+        # Per item: ("new", index in new) or ("merge", index in merges).
+        plan: list[tuple[str, int]] = []
         for index, item in enumerate(cleaned):
             key = (item.team, item.visibility, item.project)
             if key not in scopes:
@@ -484,61 +448,48 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
                     )
                 except InvalidInput as exc:
                     raise InvalidInput(f"Item {index}: {exc.message}") from None
-            new_facts.append(_fact_from_input(actor=actor, item=item, scope=scopes[key]))
-        # Collapse exact repeats inside the batch, then merge near-duplicates of stored
-        # facts one by one; the rest is inserted in bulk.
-        seen: dict[tuple, int] = {}
-        filters: dict[tuple, tuple[str, tuple]] = {}
-        to_insert: list[Fact] = []
-        slots: list[tuple[str, int]] = []
-        for item, fact in zip(cleaned, new_facts, strict=True):
-            key = (fact.owner_id, fact.team_id, fact.project, _normalised(fact.content))
-            if key in seen:
-                slots.append(("same", seen[key]))
-                continue
-            scope_key = (item.team, item.visibility, item.project)
-            filter_key = (*scope_key, item.layer)
-            if filter_key not in filters:
-                filters[filter_key] = same_scope_filter(scope=scopes[scope_key], layer=item.layer)
-            existing_id = find_near_duplicate(
-                scope=scopes[scope_key], item=item, within=filters[filter_key]
-            )
-            if existing_id is not None:
-                merged = _merge_into(
-                    actor=actor,
-                    existing=Fact.objects.get(pk=existing_id),
-                    item=item,
-                    scope=scopes[scope_key],
-                )
-                results.append(WriteResult(fact=merged, created=False))
-                slots.append(("result", len(results) - 1))
-                seen[key] = len(slots) - 1
-                continue
-            seen[key] = len(slots)
-            slots.append(("insert", len(to_insert)))
-            to_insert.append(fact)
-        Fact.objects.bulk_create(to_insert, batch_size=500)
-        FACT_FTS.upsert([(f.pk, fts_values(f.content, f.tags)) for f in to_insert], new=True)
-        final: list[WriteResult] = []
-        for kind, ref in slots:
-            if kind == "insert":
-                final.append(WriteResult(fact=to_insert[ref], created=True))
-            elif kind == "result":
-                final.append(results[ref])
+            scope = scopes[key]
+            sig = _signature_of(item, scope)
+            ref = finder.find(sig)
+            if ref is None:
+                finder.added(("new", len(signatures)), sig)
+                plan.append(("new", len(signatures)))
+                rows.add(_fact_values(actor=actor, item=item, scope=scope, now=now))
+                signatures.append(sig)
             else:
-                final.append(WriteResult(fact=final[ref].fact, created=False))
-        if to_insert:
+                finder.merged(ref, sig)
+                plan.append(("merge", len(merges)))
+                merges.append((ref, item, scope))
+
+        facts = rows.insert()
+        FACT_FTS.upsert([(f.pk, fts_values(f.content, f.tags)) for f in facts], new=True)
+        fact_keys_add((fact.pk, sig) for fact, sig in zip(facts, signatures, strict=True))
+        stored = Fact.objects.in_bulk([ref for ref, _, _ in merges if isinstance(ref, int)])
+        targets = [stored[ref] if isinstance(ref, int) else facts[ref[1]] for ref, _, _ in merges]
+        _merges_apply(
+            actor=actor,
+            merges=[
+                (target, item, scope)
+                for target, (_, item, scope) in zip(targets, merges, strict=True)
+            ],
+        )
+        if facts:
             audit_log(
                 actor=actor,
                 action="fact.bulk_create",
                 target_type="fact",
-                target_id=to_insert[0].pk,
-                details={"count": len(to_insert), "ids": [f.pk for f in to_insert][:100]},
+                target_id=facts[0].pk,
+                details={"count": len(facts), "ids": [f.pk for f in facts][:100]},
             )
-        for owner_id, project in {(f.owner_id, f.project) for f in to_insert}:
+        for owner_id, project in {(f.owner_id, f.project) for f in facts}:
             enforce_active_cap(actor=actor, owner_id=owner_id, project=project, config=config)
-        _queue_embedding([f.pk for f in to_insert])
-    return final
+        _queue_embedding([f.pk for f in facts])
+    return [
+        WriteResult(fact=facts[ref], created=True)
+        if kind == "new"
+        else WriteResult(fact=targets[ref], created=False)
+        for kind, ref in plan
+    ]
 
 
 # --- Update and delete ------------------------------------------------------------------------
@@ -564,6 +515,10 @@ def _require_editable(*, actor: Actor, fact: Fact) -> None:
         raise NotFound(f"No fact {fact.pk}.")
     if not fact.is_editable_by(actor.user):
         raise Forbidden("Only the owner (or an admin of its team) can change this fact.")
+
+
+# What a fact's near-duplicate keys are built from.
+KEYED_FIELDS = frozenset({"content", "tags", "team", "project", "status"})
 
 
 @transaction.atomic
@@ -611,6 +566,8 @@ def fact_update(*, actor: Actor, fact: Fact, changes: dict[str, Any]) -> Fact:
         FACT_VECTORS.delete([fact.pk])
     fact.save()
     FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags))])
+    if KEYED_FIELDS & changed.keys():
+        fact_keys_refresh([fact.pk])
     audit_log(
         actor=actor,
         action="fact.update",
@@ -679,6 +636,7 @@ def enforce_active_cap(
     )
     victims = [f.pk for f in candidates[:excess]]
     Fact.objects.filter(pk__in=victims).update(status=Status.ARCHIVED, updated_at=now)
+    fact_keys_refresh(victims)
     audit_log(
         actor=actor,
         action="fact.archive",

@@ -606,6 +606,7 @@ def test_staff_save_settings_and_the_key_is_never_shown(staff_client):
         ("recall_char_budget", "0"),
         ("dedupe_similarity", "1.5"),
         ("dedupe_similarity", "-0.2"),
+        ("dedupe_similarity", "0.5"),
         ("rrf_k", "0"),
         ("recall_category_budget", '{"gossip": 1}'),
         ("recall_category_budget", '{"fact": -1}'),

@@ -1,0 +1,316 @@
+"""Near-duplicate detection for the write path.
+
+A new fact and an active fact of the same write scope (owner, team, project, layer) say
+the same thing when their content words are very similar (Jaccard similarity at least
+the ``dedupe_similarity`` setting, 0.8 to 1), or are about the same subject: similarity
+at least 0.4, the same names mentioned, and more than half of the new fact's tags shared.
+
+Finding candidates must not cost a ranked full-text query per fact, so every active fact
+carries a few hashed keys (``FactKey``) built by prefix filtering. Words are put in one
+fixed order (longest first). If two word sets of sizes n and m overlap in at least
+a = ceil(t * max(n, m)) words (which a similarity of t implies), their first two shared
+words lie within the first n - ceil(t * n) + 2 words of one and m - ceil(t * m) + 2 of
+the other; so facts that are similar enough always share a key made of a word pair from
+those prefixes. The same-subject rule uses (tag, word) keys: the overlap it needs puts a
+shared word in each prefix of n - ceil(0.4 * n) + 1 words, and a shared tag among the
+first half of the new fact's tags. Keys are hashed with the scope, so one indexed lookup
+finds candidates of that scope only; the rules are then checked on the candidates'
+text. Stored keys are built for the lowest similarity the setting allows, so changing
+the setting needs no re-indexing.
+
+Keys exist only for active, not superseded facts: ``fact_keys_refresh`` is called by
+every write that changes a fact's content, tags, scope or status.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from django.db import connection
+
+from facts.models import Fact, FactKey, Status
+from memoryhub.search.text import STOPWORDS, words
+
+# The lowest similarity the setting accepts; stored keys are built for it.
+MIN_SIMILARITY = 0.8
+# Similarity of content words at which two facts are about the same subject.
+SAME_SUBJECT_SIMILARITY = 0.4
+# Stored facts checked per new fact: the ones sharing the most keys with it.
+CANDIDATES = 16
+
+NAME = re.compile(r"\b[A-Z][\w-]*")
+CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march "
+    "april may june july august september october november december".split()
+)
+PUNCTUATION = re.compile(r"[^\w\s]")
+
+
+def normalised(text: str) -> str:
+    """Lower-cased words of ``text`` without punctuation, single-spaced."""
+    return " ".join(PUNCTUATION.sub(" ", text.lower()).split())
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The words that carry meaning (stopwords dropped, unless nothing else is left)."""
+    every = words(text)
+    kept = frozenset(w for w in every if w not in STOPWORDS)
+    return kept or frozenset(every)
+
+
+def names(text: str) -> frozenset[str]:
+    """Capitalised words that name someone or something (people, products, places).
+    A sentence's first word counts only as part of a multi-word name ("Rosa Quinn");
+    days and months are values, not subjects."""
+    tokens = text.split()
+    found = set()
+    for index, token in enumerate(tokens):
+        word = token.strip(".,;:!?()[]\"'")
+        if not NAME.fullmatch(word) or word.lower() in CALENDAR_WORDS:
+            continue
+        if index == 0 and not (len(tokens) > 1 and NAME.match(tokens[1])):
+            continue
+        found.add(word)
+    return frozenset(found)
+
+
+def same_names(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two statements can be about the same subject: the names they mention
+    overlap, or neither mentions one."""
+    if not a or not b:
+        return not a and not b
+    return not a.isdisjoint(b)
+
+
+@dataclass(slots=True)
+class Signature:
+    """What the rules compare of one fact: its scope, words and tags. The rest is
+    worked out when first needed: most candidates are turned down on their words."""
+
+    scope: tuple[object, ...]  # (owner id, team id, project, layer)
+    content: str
+    tags: tuple[str, ...]
+    words: frozenset[str]
+    _ordered: tuple[str, ...] | None = None
+    _names: frozenset[str] | None = None
+    _stored: list[int] | None = None
+
+    @property
+    def ordered(self) -> tuple[str, ...]:
+        """The words in key order: longest first."""
+        if self._ordered is None:
+            self._ordered = tuple(sorted(self.words, key=_key_order))
+        return self._ordered
+
+    @property
+    def text(self) -> str:
+        """The normalised text; for a text without words, its lower-cased characters."""
+        if self.words:
+            return normalised(self.content)
+        return " ".join(self.content.lower().split())
+
+    @property
+    def names(self) -> frozenset[str]:
+        if self._names is None:
+            self._names = names(self.content)
+        return self._names
+
+
+def signature(
+    *, owner_id: int, team_id: int | None, project: str, layer: int, content: str, tags: Sequence
+) -> Signature:
+    """The signature of a fact about to be written, or of a stored one."""
+    return Signature(
+        scope=(owner_id, team_id, project, layer),
+        content=content,
+        tags=tuple(tags),
+        words=content_words(content),
+    )
+
+
+def _key_order(word: str) -> tuple[int, str]:
+    return -len(word), word
+
+
+def is_near_duplicate(new: Signature, old: Signature, similarity: float) -> bool:
+    """Whether ``new`` says what ``old`` says (the rules of the module docstring)."""
+    if new.scope != old.scope:
+        return False
+    if not new.words or not old.words:
+        return not new.words and not old.words and new.text == old.text
+    shared = len(new.words & old.words)
+    jaccard = shared / (len(new.words) + len(old.words) - shared)
+    if jaccard >= similarity:
+        return True
+    if not new.tags or jaccard < SAME_SUBJECT_SIMILARITY:
+        return False
+    shared_tags = sum(1 for tag in new.tags if tag in old.tags)
+    return shared_tags * 2 > len(new.tags) and same_names(new.names, old.names)
+
+
+def _prefix(n: int, similarity: float, shared: int) -> int:
+    """How many leading words must hold ``shared`` of the words two sets with at least
+    ``similarity`` share (a small epsilon keeps 0.8 * 5 from rounding up to 5)."""
+    return min(n, n - math.ceil(similarity * n - 1e-9) + shared)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _token(text: str) -> int:
+    """A stable 64-bit hash of a word, tag or scope (the same in every process)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+MASK = (1 << 64) - 1
+PRIME = 0x100000001B3  # odd: multiplying by it mod 2**64 loses nothing
+
+
+def _key(*tokens: int) -> int:
+    """Combine token hashes, in order, into one signed 64-bit key."""
+    value = 0xCBF29CE484222325
+    for token in tokens:
+        value = ((value ^ token) * PRIME) & MASK
+    return value - (1 << 64) if value >> 63 else value
+
+
+PAIR, SINGLE, BARE, SUBJECT = (_token(kind) for kind in ("pair", "single", "bare", "subject"))
+
+
+def _keys(sig: Signature, similarity: float, tags: Sequence[str]) -> list[int]:
+    scope = _token("\x1f".join(map(str, sig.scope)))
+    ordered = sig.ordered
+    n = len(ordered)
+    if n == 0:
+        return [_key(scope, BARE, _token(sig.text))]
+    tokens = [_token(word) for word in ordered]
+    if n == 1:
+        keys = [_key(scope, SINGLE, tokens[0])]
+    else:
+        head = tokens[: _prefix(n, similarity, 2)]
+        keys = [_key(scope, PAIR, a, b) for i, a in enumerate(head) for b in head[i + 1 :]]
+    if tags:
+        subject = tokens[: _prefix(n, SAME_SUBJECT_SIMILARITY, 1)]
+        for tag in tags:
+            tag_scope = _key(scope, SUBJECT, _token(tag))
+            keys.extend(_key(tag_scope, word) for word in subject)
+    return keys
+
+
+def stored_keys(sig: Signature) -> list[int]:
+    """The keys an active fact is stored under (built for the lowest similarity)."""
+    if sig._stored is None:
+        sig._stored = list(dict.fromkeys(_keys(sig, MIN_SIMILARITY, sig.tags)))
+    return sig._stored
+
+
+def query_keys(sig: Signature, similarity: float) -> list[int]:
+    """The keys to look up for a new fact: every fact it may duplicate has one."""
+    tags = sorted(sig.tags)
+    return _keys(sig, similarity, tags[: math.ceil(len(tags) / 2)])
+
+
+def stored_signature(row: tuple) -> Signature:
+    """The signature of a stored fact from its (id, *KEY_FIELDS[1:]) row."""
+    _, content, tags, owner_id, team_id, project, layer = row
+    if isinstance(tags, str):  # a raw query returns the JSON text
+        tags = _json_list(tags)
+    return signature(
+        owner_id=owner_id,
+        team_id=team_id,
+        project=project,
+        layer=layer,
+        content=content,
+        tags=tags,
+    )
+
+
+def _json_list(text: str) -> list[str]:
+    value = json.loads(text or "[]")
+    return value if isinstance(value, list) else []
+
+
+class DuplicateFinder:
+    """For facts about to be written one after another, the active fact each one
+    duplicates: a stored one (found through its keys) or one written earlier in the
+    same run (``added`` or ``merged`` here, kept in memory until the writes land).
+
+    A reference is whatever the caller names an unsaved fact with; stored facts are
+    named by their id."""
+
+    def __init__(self, similarity: float) -> None:
+        self.similarity = min(1.0, max(similarity, MIN_SIMILARITY))
+        self._pending: dict[int, list[object]] = defaultdict(list)
+        self._current: dict[object, Signature] = {}
+
+    def find(self, sig: Signature) -> object | None:
+        keys = query_keys(sig, self.similarity)
+        counts: Counter[object] = Counter()
+        for key in keys:
+            counts.update(self._pending.get(key, ()))
+        for row, shared in self._stored_candidates(keys):
+            if row[0] not in self._current:
+                self._current[row[0]] = stored_signature(row)
+            counts[row[0]] += shared
+        for ref, _ in counts.most_common():
+            if is_near_duplicate(sig, self._current[ref], self.similarity):
+                return ref
+        return None
+
+    def added(self, ref: object, sig: Signature) -> None:
+        """``sig`` will be written as a new fact named ``ref``."""
+        self._current[ref] = sig
+        for key in stored_keys(sig):
+            self._pending[key].append(ref)
+
+    def merged(self, ref: object, sig: Signature) -> None:
+        """The fact ``ref`` takes the content of ``sig`` and both facts' tags (a merge)."""
+        old = self._current[ref]
+        self.added(ref, replace(sig, tags=tuple(dict.fromkeys([*old.tags, *sig.tags]))))
+
+    def _stored_candidates(self, keys: list[int]) -> list[tuple[tuple, int]]:
+        if not keys:
+            return []
+        fact, key = Fact._meta, FactKey._meta
+        marks = ", ".join(["%s"] * len(keys))
+        sql = (
+            f"SELECT f.id, f.content, f.tags, f.owner_id, f.team_id, f.project, f.layer, k.n "
+            f"FROM (SELECT fact_id, COUNT(*) AS n FROM {key.db_table} WHERE key IN ({marks}) "
+            f"GROUP BY fact_id ORDER BY n DESC, fact_id DESC LIMIT {CANDIDATES}) AS k "
+            f"JOIN {fact.db_table} AS f ON f.id = k.fact_id "
+            "WHERE f.status = %s AND f.superseded_by_id IS NULL"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*keys, Status.ACTIVE])
+            return [(row[:7], row[7]) for row in cursor.fetchall()]
+
+
+def fact_keys_add(rows: Iterable[tuple[int, Signature]]) -> None:
+    """Store the keys of facts just written (active ones) in one statement."""
+    values = [(fact_id, key) for fact_id, sig in rows for key in stored_keys(sig)]
+    if not values:
+        return
+    meta = FactKey._meta
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {meta.db_table} (fact_id, key) VALUES (%s, %s)", values)
+
+
+KEY_FIELDS = ("id", "content", "tags", "owner_id", "team_id", "project", "layer")
+
+
+def fact_keys_refresh(fact_ids: Iterable[int]) -> None:
+    """Rebuild the keys of these facts from what is stored now: the active, not
+    superseded ones get keys, the others none."""
+    ids = list(dict.fromkeys(fact_ids))
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        FactKey.objects.filter(fact_id__in=chunk).delete()
+        stored = Fact.objects.filter(
+            pk__in=chunk, status=Status.ACTIVE, superseded_by__isnull=True
+        ).values_list(*KEY_FIELDS)
+        fact_keys_add((row[0], stored_signature(row)) for row in stored)

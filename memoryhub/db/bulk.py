@@ -1,0 +1,92 @@
+"""Bulk writes of plain value tuples, for the hot write paths.
+
+``bulk_create`` and ``bulk_update`` build and compile every value of every row through
+the model layer (and ``bulk_update`` writes a CASE per field and row), which costs more
+than the database work when a request writes hundreds of rows. These helpers take rows
+as tuples in a given field order, convert only the values that need it (JSON, dates and
+times) and send one statement per chunk. They skip model signals and ``save()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from django.db import connection, models
+
+# Values per statement stay well under SQLite's bound variable limit (32,766).
+MAX_PARAMS = 30_000
+
+Convert = Callable[[object], object] | None
+
+
+def _converters(model: type[models.Model], fields: Sequence[str]) -> list[Convert]:
+    """Per field, the conversion to a database value, or None when it is the value."""
+    converters: list[Convert] = []
+    for name in fields:
+        field = model._meta.get_field(name)
+        if isinstance(field, models.JSONField | models.DateTimeField | models.DateField):
+
+            def convert(value: object, field: models.Field = field) -> object:
+                return field.get_db_prep_save(value, connection)
+
+            converters.append(convert)
+        else:
+            converters.append(None)
+    return converters
+
+
+def _prepared(converters: list[Convert], rows: Sequence[Sequence[object]]) -> list[tuple]:
+    if not any(converters):
+        return [tuple(row) for row in rows]
+    return [
+        tuple(value if c is None else c(value) for c, value in zip(converters, row, strict=True))
+        for row in rows
+    ]
+
+
+def _columns(model: type[models.Model], fields: Sequence[str]) -> str:
+    quote = connection.ops.quote_name
+    return ", ".join(quote(model._meta.get_field(name).column) for name in fields)
+
+
+def insert_rows(
+    model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[object]]
+) -> list[int]:
+    """Insert ``rows`` (values in ``fields`` order; every column without a database
+    default given) and return their new primary keys, in order."""
+    if not rows:
+        return []
+    values = _prepared(_converters(model, fields), rows)
+    table = connection.ops.quote_name(model._meta.db_table)
+    pk = connection.ops.quote_name(model._meta.pk.column)
+    row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    per_statement = max(1, MAX_PARAMS // len(fields))
+    ids: list[int] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(values), per_statement):
+            chunk = values[start : start + per_statement]
+            cursor.execute(
+                f"INSERT INTO {table} ({_columns(model, fields)}) VALUES "
+                f"{', '.join([row_marks] * len(chunk))} RETURNING {pk}",
+                [value for row in chunk for value in row],
+            )
+            # Rows come back in the order they were inserted (as bulk_create relies on).
+            ids.extend(row[0] for row in cursor.fetchall())
+    return ids
+
+
+def update_rows(
+    model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[object]]
+) -> None:
+    """Set ``fields`` of many rows, each given as (*values in ``fields`` order, pk)."""
+    if not rows:
+        return
+    quote = connection.ops.quote_name
+    converters = [*_converters(model, fields), None]
+    sets = ", ".join(f"{quote(model._meta.get_field(name).column)} = %s" for name in fields)
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {quote(model._meta.db_table)} SET {sets} "
+            f"WHERE {quote(model._meta.pk.column)} = %s",
+            _prepared(converters, rows),
+        )
