@@ -1,0 +1,139 @@
+"""Near-duplicate keys: every pair the rules call duplicates shares a key, and the
+keys follow a fact through batches, merges, updates, supersession and the cap."""
+
+import random
+
+import pytest
+
+from facts.dedupe import (
+    MIN_SIMILARITY,
+    is_near_duplicate,
+    query_keys,
+    signature,
+    stored_keys,
+)
+from facts.models import Fact, FactKey, MemoryConfig, Origin, Status
+from facts.services import fact_bulk_create, fact_update, memory_config_update
+from teams.services import Actor
+
+VOCABULARY = [f"w{i}{'x' * (i % 7)}" for i in range(40)]
+TAGS = [f"t{i}" for i in range(6)]
+
+
+def sig(words: list[str], tags: list[str], scope: tuple = (1, None, "", 1)):
+    owner, team, project, layer = scope
+    return signature(
+        owner_id=owner,
+        team_id=team,
+        project=project,
+        layer=layer,
+        content=" ".join(words),
+        tags=tags,
+    )
+
+
+@pytest.mark.parametrize("similarity", [MIN_SIMILARITY, 0.85, 0.92, 1.0])
+def test_every_duplicate_pair_shares_a_key(similarity):
+    """Prefix filtering is exact: no pair the rules accept can be missed by the
+    key lookup (checked on many random pairs built near the thresholds)."""
+    rng = random.Random(7)
+    duplicates = 0
+    for _ in range(4000):
+        base = rng.sample(VOCABULARY, rng.randint(1, 14))
+        other = [w for w in base if rng.random() > 0.2] + rng.sample(VOCABULARY, rng.randint(0, 3))
+        new_tags = rng.sample(TAGS, rng.randint(0, 4))
+        old_tags = rng.sample(TAGS, rng.randint(0, 4))
+        new, old = sig(other or base, new_tags), sig(base, old_tags)
+        if is_near_duplicate(new, old, similarity):
+            duplicates += 1
+            assert set(query_keys(new, similarity)) & set(stored_keys(old)), (new, old)
+    assert duplicates > 300  # the sample really exercises both rules
+
+
+def test_keys_depend_on_the_scope():
+    words = "Alice prefers tabs over spaces".split()
+    mine, theirs = sig(words, [], (1, None, "", 1)), sig(words, [], (2, None, "", 1))
+    assert not set(query_keys(mine, 0.9)) & set(stored_keys(theirs))
+    assert not is_near_duplicate(mine, theirs, 0.9)
+
+
+def test_texts_without_words_match_only_the_same_text():
+    assert is_near_duplicate(sig(["!!!"], []), sig(["!!!"], []), 0.9)
+    assert not is_near_duplicate(sig(["!!!"], []), sig(["???"], []), 0.9)
+
+
+@pytest.mark.django_db
+def test_a_batch_merges_an_item_into_an_earlier_one(owner):
+    results = fact_bulk_create(
+        actor=Actor(user=owner),
+        items=[
+            {"content": "Alice prefers tabs over spaces in Python code", "tags": ["style"]},
+            {"content": "The build server is in Frankfurt"},
+            {"content": "alice prefers tabs over spaces in python code!", "tags": ["python"]},
+        ],
+    )
+    assert [r.created for r in results] == [True, True, False]
+    assert results[2].fact.pk == results[0].fact.pk
+    merged = Fact.objects.get(pk=results[0].fact.pk)
+    assert merged.origin == Origin.MERGED
+    assert merged.tags == ["style", "python"]
+    assert sorted(p.content for p in merged.derived_from.all()) == [
+        "Alice prefers tabs over spaces in Python code",
+        "alice prefers tabs over spaces in python code!",
+    ]
+    assert Fact.objects.filter(status=Status.ACTIVE).count() == 2
+
+
+@pytest.mark.django_db
+def test_a_batch_merges_into_stored_facts_in_order(owner):
+    actor = Actor(user=owner)
+    [first] = fact_bulk_create(actor=actor, items=[{"content": "Deploys happen on Tuesday"}])
+    results = fact_bulk_create(
+        actor=actor,
+        items=[{"content": "deploys happen on tuesday."}, {"content": "Deploys happen on Tuesday"}],
+    )
+    assert [r.fact.pk for r in results] == [first.fact.pk, first.fact.pk]
+    fact = Fact.objects.get(pk=first.fact.pk)
+    assert fact.content == "Deploys happen on Tuesday"
+    assert fact.derived_from.count() == 4
+
+
+def keyed(fact: Fact) -> bool:
+    return FactKey.objects.filter(fact=fact).exists()
+
+
+@pytest.mark.django_db
+def test_keys_follow_updates_supersession_and_the_cap(owner, remember, staff):
+    a = remember(owner, "The staging database runs PostgreSQL 16")
+    assert keyed(a)
+    moved = fact_update(actor=Actor(user=owner), fact=a, changes={"project": "web"})
+    again = remember(owner, "The staging database runs PostgreSQL 16")
+    assert again.pk != moved.pk  # the first now lives in another project
+    in_web = remember(owner, "the staging database runs postgresql 16", project="web")
+    assert in_web.pk == moved.pk
+
+    newer = remember(owner, "The staging database runs PostgreSQL 17", supersedes=again.pk)
+    assert not keyed(Fact.objects.get(pk=again.pk)) and keyed(newer)
+    repeat = remember(owner, "The staging database runs PostgreSQL 16")
+    assert repeat.pk not in (again.pk, newer.pk)  # a superseded fact takes no merges
+
+    memory_config_update(actor=Actor(user=staff), changes={"max_active_facts": 2})
+    remember(owner, "Lunch is at noon on Fridays", importance=1.0)
+    archived = Fact.objects.filter(owner=owner, project="", status=Status.ARCHIVED)
+    assert archived.exists() and not FactKey.objects.filter(fact__in=archived).exists()
+
+
+@pytest.mark.django_db
+def test_the_merge_similarity_setting_decides(owner, remember, staff):
+    text = "Release notes go to the platform channel every Friday afternoon after the demo"
+    variant = "Release notes go to the platform channel every Friday evening after the demo"
+    memory_config_update(actor=Actor(user=staff), changes={"dedupe_similarity": 1.0})
+    first = remember(owner, text)
+    assert remember(owner, variant).pk != first.pk
+    assert MemoryConfig.objects.get().dedupe_similarity == 1.0
+    memory_config_update(actor=Actor(user=staff), changes={"dedupe_similarity": 0.8})
+    # 8 of 10 words shared: similar enough at 0.8.
+    third = remember(
+        owner, "Release notes go to the platform channel every Friday night after the demo"
+    )
+    assert Fact.objects.get(pk=third.pk).origin == Origin.MERGED
