@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from django.db import connection
 
 from facts.models import Fact, FactKey, Status
-from memoryhub.search.text import STOPWORDS, words
+from memoryhub.search.text import STOPWORDS, WORD
 
 # The lowest similarity the setting accepts; stored keys are built for it.
 MIN_SIMILARITY = 0.8
@@ -60,9 +60,8 @@ def normalised(text: str) -> str:
 
 def content_words(text: str) -> frozenset[str]:
     """The words that carry meaning (stopwords dropped, unless nothing else is left)."""
-    every = words(text)
-    kept = frozenset(w for w in every if w not in STOPWORDS)
-    return kept or frozenset(every)
+    every = frozenset(WORD.findall(text.lower()))
+    return every - STOPWORDS or every
 
 
 def names(text: str) -> frozenset[str]:

@@ -9,6 +9,7 @@ times) and send one statement per chunk. They skip model signals and ``save()``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from django.db import connection, models
@@ -24,15 +25,26 @@ def _converters(model: type[models.Model], fields: Sequence[str]) -> list[Conver
     converters: list[Convert] = []
     for name in fields:
         field = model._meta.get_field(name)
-        if isinstance(field, models.JSONField | models.DateTimeField | models.DateField):
-
-            def convert(value: object, field: models.Field = field) -> object:
-                return field.get_db_prep_save(value, connection)
-
-            converters.append(convert)
+        if isinstance(field, models.JSONField):
+            converters.append(functools.partial(field.get_db_prep_save, connection=connection))
+        elif isinstance(field, models.DateTimeField | models.DateField):
+            converters.append(_remembering(field))
         else:
             converters.append(None)
     return converters
+
+
+def _remembering(field: models.Field) -> Callable[[object], object]:
+    """A date or time conversion that reuses its last result: the rows of one write
+    mostly share one timestamp object."""
+    last: list[object] = [object(), None]
+
+    def convert(value: object) -> object:
+        if value is not last[0]:
+            last[0], last[1] = value, field.get_db_prep_save(value, connection)
+        return last[1]
+
+    return convert
 
 
 def _prepared(converters: list[Convert], rows: Sequence[Sequence[object]]) -> list[tuple]:

@@ -1,0 +1,44 @@
+"""Plain-row bulk writes: ids come back in order and JSON and timestamps are stored
+as the model layer would store them."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memoryhub.db.bulk import MAX_PARAMS, insert_rows, update_rows
+from teams.models import AuditEvent
+
+pytestmark = pytest.mark.django_db
+
+FIELDS = ("action", "target_type", "target_id", "details", "created_at", "actor_label")
+
+
+def test_insert_rows_returns_ids_in_order_across_statements():
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    count = MAX_PARAMS // len(FIELDS) + 7  # more than one statement
+    rows = [
+        ("x.test", "thing", str(i), {"n": i, "tags": ["a", "b"]}, when + timedelta(seconds=i), "")
+        for i in range(count)
+    ]
+    ids = insert_rows(AuditEvent, FIELDS, rows)
+    assert len(ids) == count == len(set(ids))
+    stored = AuditEvent.objects.in_bulk(ids)
+    for pk, row in zip(ids, rows, strict=True):
+        event = stored[pk]
+        assert (event.target_id, event.details, event.created_at) == (row[2], row[3], row[4])
+
+
+def test_update_rows_sets_fields_by_primary_key():
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    ids = insert_rows(AuditEvent, FIELDS, [("x.test", "", str(i), {}, when, "") for i in range(3)])
+    later = when + timedelta(days=1)
+    update_rows(AuditEvent, ("details", "created_at"), [({"done": True}, later, ids[1])])
+    events = AuditEvent.objects.in_bulk(ids)
+    assert events[ids[1]].details == {"done": True} and events[ids[1]].created_at == later
+    assert events[ids[0]].details == {} and events[ids[0]].created_at == when
+
+
+def test_nothing_to_write_is_a_no_op():
+    assert insert_rows(AuditEvent, FIELDS, []) == []
+    update_rows(AuditEvent, FIELDS, [])
+    assert not AuditEvent.objects.exists()
