@@ -1,11 +1,14 @@
 """Vector indexes on sqlite-vec, keyed by the indexed row's id.
 
 Each index is two vec0 tables: exact float32 vectors (tagged with the embedding model)
-and their sign bits. Small indexes are searched exactly. Large ones first take the
-nearest candidates by Hamming distance over the bits (a scan of 48 bytes a row instead
-of 1,536), then re-rank those candidates by exact cosine similarity.
+and their sign bits, a plain table of the vectors for fetching by id, and a change log.
+Small indexes are searched exactly. Large ones first take the nearest candidates by
+Hamming distance over the bits (48 bytes a row instead of 1,536; from an in-memory copy
+kept current through the change log, see ``memoryhub.search.mirror``), then re-rank
+those candidates by exact cosine similarity.
 """
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -14,6 +17,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memoryhub.search.fts import compile_within, ids_within
+from memoryhub.search.mirror import SignMirror, refreshed, sign_bits
 
 # Up to this many rows an exact scan is cheap enough.
 EXACT_SCAN_LIMIT = 20_000
@@ -23,6 +27,12 @@ COARSE_MIN = 64
 # Past this many visible rows, filtering after the coarse pass is reliable enough that a
 # fallback scan over the visible rows is not worth it.
 VISIBLE_SCAN_LIMIT = 30_000
+# Entries of the change log kept for in-memory copies to catch up from; a copy further
+# behind reloads in full.
+CHANGES_KEPT = 100_000
+
+_mirrors: dict[tuple, SignMirror] = {}
+_mirrors_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,12 @@ class VectorIndex:
         # chunk (about 1.5 MB) holding the row.
         return f"{self.table}_raw"
 
+    @property
+    def changes_table(self) -> str:
+        # The ids each write touched, in order: how in-memory copies of the sign bits
+        # (``memoryhub.search.mirror``) catch up.
+        return f"{self.table}_changes"
+
     def create_sql(self, dim: int | None = None) -> list[str]:
         dim = dim or self.dim
         return [
@@ -59,6 +75,8 @@ class VectorIndex:
             f"embedding bit[{dim}])",
             f"CREATE TABLE IF NOT EXISTS {self.raw_table} ("
             f"id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)",
+            f"CREATE TABLE IF NOT EXISTS {self.changes_table} ("
+            f"seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL)",
         ]
 
     def drop_sql(self) -> list[str]:
@@ -66,6 +84,7 @@ class VectorIndex:
             f"DROP TABLE IF EXISTS {self.table}",
             f"DROP TABLE IF EXISTS {self.bits_table}",
             f"DROP TABLE IF EXISTS {self.raw_table}",
+            f"DROP TABLE IF EXISTS {self.changes_table}",
         ]
 
     def raw_backfill_sql(self) -> str:
@@ -116,10 +135,23 @@ class VectorIndex:
             cursor.executemany(
                 f"INSERT INTO {self.raw_table}(id, embedding) VALUES (%s, %s)", items
             )
+            self._log(cursor, [row_id for row_id, _ in items])
 
     def delete(self, ids: Iterable[int]) -> None:
+        ids = [int(i) for i in ids]
         with connection.cursor() as cursor:
-            self._delete(cursor, [int(i) for i in ids])
+            self._delete(cursor, ids)
+            self._log(cursor, ids)
+
+    def _log(self, cursor, ids: list[int]) -> None:
+        if not ids:
+            return
+        cursor.executemany(f"INSERT INTO {self.changes_table}(id) VALUES (%s)", [(i,) for i in ids])
+        cursor.execute(
+            f"DELETE FROM {self.changes_table} "
+            f"WHERE seq <= (SELECT max(seq) FROM {self.changes_table}) - %s",
+            [CHANGES_KEPT],
+        )
 
     def _delete(self, cursor, ids: list[int]) -> None:
         for start in range(0, len(ids), 500):
@@ -168,13 +200,7 @@ class VectorIndex:
             hits = self._exact(query, k=wanted if within is not None else k, within=None)
             candidates = [hit.id for hit in hits]
         else:
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"SELECT rowid FROM {self.bits_table} "
-                    f"WHERE embedding MATCH vec_quantize_binary(%s) AND k = %s",
-                    [_blob(query), wanted],
-                )
-                candidates = [row[0] for row in cursor.fetchall()]
+            candidates = self._coarse(query, wanted)
         if within is not None:
             compiled = compile_within(within)
             allowed = ids_within(candidates, compiled)
@@ -192,6 +218,65 @@ class VectorIndex:
             by_id = {hit.id: hit for hit in hits}
             return [by_id[c] for c in candidates[:k]]
         return self._rerank(query, candidates, k)
+
+    def _coarse(self, query: np.ndarray, wanted: int) -> list[int]:
+        """The ``wanted`` rows nearest to ``query`` by Hamming distance of sign bits:
+        from this process's in-memory copy outside transactions (only committed rows
+        may enter it), else from SQLite."""
+        if not connection.in_atomic_block and len(query) % 64 == 0:
+            mirror = self._mirror(len(query) // 64)
+            with mirror.lock:
+                refreshed(
+                    mirror,
+                    log_bounds=self._log_bounds,
+                    changed_since=self._changed_since,
+                    rows_of=self._bits_of,
+                )
+                return mirror.nearest(sign_bits(query), wanted)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT rowid FROM {self.bits_table} "
+                f"WHERE embedding MATCH vec_quantize_binary(%s) AND k = %s",
+                [_blob(query), wanted],
+            )
+            return [row[0] for row in cursor.fetchall()]
+
+    def _mirror(self, words: int) -> SignMirror:
+        key = (connection.alias, str(connection.settings_dict["NAME"]), self.table, words)
+        with _mirrors_lock:
+            mirror = _mirrors.get(key)
+            if mirror is None:
+                mirror = _mirrors[key] = SignMirror(words=words)
+            return mirror
+
+    def _log_bounds(self) -> tuple[int, int]:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT min(seq), max(seq) FROM {self.changes_table}")
+            first, last = cursor.fetchone()
+        return first or 0, last or 0
+
+    def _changed_since(self, after: int, upto: int) -> list[int]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT DISTINCT id FROM {self.changes_table} WHERE seq > %s AND seq <= %s",
+                [after, upto],
+            )
+            return [row[0] for row in cursor.fetchall()]
+
+    def _bits_of(self, ids: list[int] | None) -> list[tuple[int, bytes]]:
+        """(id, sign bits) of these rows, or of every row."""
+        sql = f"SELECT rowid, embedding FROM {self.bits_table}"
+        with connection.cursor() as cursor:
+            if ids is None:
+                cursor.execute(sql)
+                return cursor.fetchall()
+            found = []
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ", ".join(["%s"] * len(chunk))
+                cursor.execute(f"{sql} WHERE rowid IN ({marks})", chunk)
+                found.extend(cursor.fetchall())
+            return found
 
     def _exact(self, query: np.ndarray, *, k: int, within: QuerySet | None) -> list[VectorHit]:
         sql = f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH %s AND k = %s"

@@ -1,0 +1,133 @@
+"""An in-memory copy of a vector index's sign bits, for the coarse pass of large
+indexes.
+
+A Hamming scan over the bits with numpy takes a few milliseconds for 100k rows, a
+fraction of what a scan inside SQLite costs. The copy is kept per process and brought
+up to date before each use from the index's change log: every write to the index
+appends the ids it touched, in the writer's transaction, and a reader re-reads the bits
+of the ids logged since its last look. Re-reading is idempotent, so a change that lands
+while the copy is being read is simply read again next time. A copy that fell behind
+the pruned log, or sees the log go backwards, reloads in full.
+
+Only committed data may enter the copy, so it is used outside transactions; inside one
+the index is searched in SQLite as before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Share of dead rows at which the arrays are compacted.
+COMPACT_SHARE = 0.25
+
+Rows = list[tuple[int, bytes]]
+
+
+@dataclass
+class SignMirror:
+    """The sign bits of one index, as ``ids`` (int64) and ``bits`` (rows of uint64)."""
+
+    words: int  # uint64 words per row
+    seq: int = -1  # the last change-log entry applied; -1: never loaded
+    ids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+    bits: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.uint64))
+    alive: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
+    position: dict[int, int] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def load(self, rows: Rows, seq: int) -> None:
+        """Replace the whole copy with ``rows`` of (id, bits)."""
+        ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        bits = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.uint64)
+        self.ids = ids
+        self.bits = bits.reshape(len(rows), self.words).copy()  # writable: rows change
+        self.alive = np.ones(len(rows), dtype=bool)
+        self.position = {int(row_id): index for index, row_id in enumerate(ids)}
+        self.seq = seq
+
+    def apply(self, changed: Iterable[int], rows: Rows, seq: int) -> None:
+        """Bring ``changed`` ids up to date: ``rows`` holds the current bits of those
+        still in the index; the others were deleted."""
+        present = dict(rows)
+        fresh_ids, fresh_bits = [], []
+        for row_id in changed:
+            index = self.position.get(row_id)
+            blob = present.get(row_id)
+            if blob is None:
+                if index is not None:
+                    self.alive[index] = False
+                    del self.position[row_id]
+            elif index is not None:
+                self.bits[index] = np.frombuffer(blob, dtype=np.uint64)
+            else:
+                fresh_ids.append(row_id)
+                fresh_bits.append(blob)
+        if fresh_ids:
+            start = len(self.ids)
+            self.ids = np.concatenate([self.ids, np.asarray(fresh_ids, dtype=np.int64)])
+            added = np.frombuffer(b"".join(fresh_bits), dtype=np.uint64)
+            self.bits = np.vstack([self.bits, added.reshape(len(fresh_ids), self.words)])
+            self.alive = np.concatenate([self.alive, np.ones(len(fresh_ids), dtype=bool)])
+            for offset, row_id in enumerate(fresh_ids):
+                self.position[row_id] = start + offset
+        self.seq = seq
+        dead = len(self.alive) - len(self.position)
+        if dead and dead > COMPACT_SHARE * len(self.alive):
+            keep = self.alive
+            rows = zip(self.ids[keep].tolist(), map(bytes, self.bits[keep]), strict=True)
+            self.load(list(rows), seq)
+
+    def nearest(self, query_bits: bytes, k: int) -> list[int]:
+        """Ids of the ``k`` rows nearest to ``query_bits`` by Hamming distance."""
+        count = len(self.ids)
+        k = min(k, len(self.position))
+        if k <= 0:
+            return []
+        query = np.frombuffer(query_bits, dtype=np.uint64)
+        ones = np.bitwise_count(self.bits ^ query)
+        distance = ones[:, 0].astype(np.uint16)
+        for column in range(1, self.words):
+            distance += ones[:, column]
+        # Dead rows sort last, so the k nearest are live (k is at most the live count).
+        distance[~self.alive] = np.iinfo(np.uint16).max
+        best = np.argpartition(distance, k - 1)[:k] if k < count else np.arange(count)
+        best = best[np.argsort(distance[best], kind="stable")]
+        return self.ids[best].tolist()
+
+
+def sign_bits(vector: np.ndarray) -> bytes:
+    """A vector's sign bits packed as the index stores them (first dimension in the
+    lowest bit)."""
+    return np.packbits(np.asarray(vector) > 0, bitorder="little").tobytes()
+
+
+def refreshed(
+    mirror: SignMirror,
+    *,
+    log_bounds: Callable[[], tuple[int, int]],
+    changed_since: Callable[[int, int], list[int]],
+    rows_of: Callable[[list[int] | None], Rows],
+) -> SignMirror:
+    """Bring ``mirror`` up to date (call with its lock held).
+
+    ``log_bounds()`` gives the (first, last) sequence numbers in the change log (0, 0
+    when empty), ``changed_since(after, upto)`` the ids logged in that range, and
+    ``rows_of(ids)`` the current (id, bits) rows of those ids, or of every row for
+    None."""
+    first, last = log_bounds()
+    if mirror.seq < 0 or last < mirror.seq or (first and first > mirror.seq + 1):
+        mirror.load(rows_of(None), last)
+        # Changes committed while the rows were read are read again.
+        first, newest = log_bounds()
+        if newest > last:
+            changed = changed_since(last, newest)
+            mirror.apply(changed, rows_of(changed), newest)
+        return mirror
+    if last > mirror.seq:
+        changed = changed_since(mirror.seq, last)
+        mirror.apply(changed, rows_of(changed), last)
+    return mirror

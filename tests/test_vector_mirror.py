@@ -1,0 +1,111 @@
+"""The in-memory sign-bit copy of a vector index: the same neighbours as a scan in
+SQLite, and up to date after every committed write, update, delete and re-creation."""
+
+import numpy as np
+import pytest
+from django.db import connection, transaction
+
+from facts.search import FACT_VECTORS
+from memoryhub.search import vectors
+from memoryhub.search.mirror import SignMirror, sign_bits
+
+DIM = 384
+
+
+def unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    matrix = rng.standard_normal((n, DIM)).astype("<f4")
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def hamming_order(matrix: np.ndarray, ids: list[int], query: np.ndarray) -> list[int]:
+    signs = matrix > 0
+    distance = (signs != (query > 0)).sum(axis=1)
+    return [ids[i] for i in np.argsort(distance, kind="stable")]
+
+
+def test_nearest_matches_a_brute_force_hamming_scan():
+    rng = np.random.default_rng(3)
+    matrix = unit(rng, 500)
+    ids = list(range(1000, 1500))
+    mirror = SignMirror(words=DIM // 64)
+    mirror.load([(i, sign_bits(v)) for i, v in zip(ids, matrix, strict=True)], seq=1)
+    query = matrix[42] + 0.05 * unit(rng, 1)[0]
+    found = mirror.nearest(sign_bits(query), 30)
+    expected = hamming_order(matrix, ids, query)
+    distance = dict(zip(expected, range(500), strict=True))
+    assert found[0] == 1042
+    # Same distances as the brute-force scan's first 30 (ties may come in any order).
+    signs = {i: (v > 0) for i, v in zip(ids, matrix, strict=True)}
+    got = sorted(int((signs[i] != (query > 0)).sum()) for i in found)
+    want = sorted(int((signs[i] != (query > 0)).sum()) for i in expected[:30])
+    assert got == want and len(set(found)) == 30 and all(i in distance for i in found)
+
+
+def test_apply_updates_deletes_inserts_and_compacts():
+    rng = np.random.default_rng(4)
+    matrix = unit(rng, 40)
+    mirror = SignMirror(words=DIM // 64)
+    mirror.load([(i, sign_bits(matrix[i])) for i in range(40)], seq=5)
+    moved = -matrix[7]  # row 7 now points the other way
+    newcomer = unit(rng, 1)[0]
+    gone = list(range(10, 30))
+    rows = [(7, sign_bits(moved)), (99, sign_bits(newcomer))]
+    mirror.apply([7, 99, *gone], rows, seq=9)
+    assert mirror.seq == 9
+    assert mirror.nearest(sign_bits(newcomer), 1) == [99]
+    assert mirror.nearest(sign_bits(moved), 1) == [7]
+    everything = mirror.nearest(sign_bits(newcomer), 100)
+    assert sorted(everything) == sorted({*range(40), 99} - set(gone))
+    assert len(mirror.ids) == 21  # half the rows were dead: the arrays were compacted
+
+
+@pytest.fixture
+def large_index(monkeypatch):
+    """Any index counts as large, so the coarse pass runs (and mirrors are fresh). The
+    tables are emptied afterwards: a transactional test's flush leaves them alone."""
+    monkeypatch.setattr(vectors, "EXACT_SCAN_LIMIT", 10)
+    monkeypatch.setattr(vectors, "_mirrors", {})
+    yield
+    with connection.cursor() as cursor:
+        for sql in FACT_VECTORS.drop_sql() + FACT_VECTORS.create_sql(DIM):
+            cursor.execute(sql)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_knn_outside_a_transaction_sees_every_committed_change(large_index):
+    rng = np.random.default_rng(5)
+    matrix = unit(rng, 300)
+    FACT_VECTORS.upsert(((i + 1, v) for i, v in enumerate(matrix)), model="m")
+
+    def best(query: np.ndarray) -> int:
+        return FACT_VECTORS.knn(query, k=3)[0].id
+
+    assert best(matrix[10]) == 11
+    assert vectors._mirrors  # the search above ran on the in-memory copy
+    with transaction.atomic():  # the SQLite path gives the same answer
+        assert FACT_VECTORS.knn(matrix[10], k=3)[0].id == 11
+    target = unit(rng, 1)[0]
+    FACT_VECTORS.upsert([(200, target)], model="m")  # an update
+    assert best(target) == 200
+    FACT_VECTORS.upsert([(5000, -target)], model="m")  # an insert
+    assert best(-target) == 5000
+    FACT_VECTORS.delete([200])
+    assert 200 not in {hit.id for hit in FACT_VECTORS.knn(target, k=20)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_mirror_behind_the_pruned_log_or_a_recreated_index_reloads(large_index, monkeypatch):
+    rng = np.random.default_rng(6)
+    matrix = unit(rng, 50)
+    FACT_VECTORS.upsert(((i + 1, v) for i, v in enumerate(matrix)), model="m")
+    assert FACT_VECTORS.knn(matrix[0], k=1)[0].id == 1
+    monkeypatch.setattr(vectors, "CHANGES_KEPT", 2)
+    fresh = unit(rng, 20)
+    FACT_VECTORS.upsert(((i + 100, v) for i, v in enumerate(fresh)), model="m")
+    assert FACT_VECTORS.knn(fresh[3], k=1)[0].id == 103
+    FACT_VECTORS.ensure_dim(DIM + 64)  # a new model: every vector is dropped
+    wide = rng.standard_normal(DIM + 64).astype("<f4")
+    wide /= np.linalg.norm(wide)
+    FACT_VECTORS.upsert([(7, wide)], model="m2")
+    FACT_VECTORS.upsert(((i + 8, -wide) for i in range(20)), model="m2")
+    assert FACT_VECTORS.knn(wide, k=1)[0].id == 7
