@@ -47,8 +47,10 @@ BATCH_SIZE = 200
 BINARY_SNIFF_BYTES = 8192
 # Below this many files to parse, starting worker processes costs more than it saves.
 PARALLEL_MIN_FILES = 300
-# Rows per INSERT statement, at most (SQLite also caps the parameters per statement).
+# Rows per INSERT statement, at most (SQLite also caps the parameters per statement),
+# and the shorter statements that take the rest.
 ROWS_PER_INSERT = 500
+INSERT_LENGTHS = (100, 20, 1)
 # Files per job sent to a worker process.
 WORKER_CHUNK = 25
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
@@ -251,10 +253,18 @@ def code_project_delete(*, actor: Actor, code_project: CodeProject) -> None:
 def _index_clear(project_id: int) -> None:
     symbol_ids = list(Symbol.objects.filter(project_id=project_id).values_list("id", flat=True))
     SYMBOL_FTS.delete(symbol_ids)
-    # Children first, each a single DELETE, rather than Django's per-file cascade.
-    for model in (Symbol, CallRef, ImportRef):
-        model.objects.filter(project_id=project_id).delete()
-    SourceFile.objects.filter(project_id=project_id).delete()
+    # One plain DELETE per table, children first. Django's cascade would load every
+    # file to look for rows referring to it, and all of those are going too (imports
+    # only ever point at files of their own project).
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        for model in (Symbol, CallRef, ImportRef, SourceFile):
+            meta = model._meta
+            cursor.execute(
+                f"DELETE FROM {quote(meta.db_table)} "
+                f"WHERE {quote(meta.get_field('project').column)} = %s",
+                [project_id],
+            )
 
 
 # --- Module names and import resolution ------------------------------------------------------
@@ -546,9 +556,10 @@ def _worker_examine(span: tuple[int, int]) -> ScanRows:
 
 
 def _examine_all(context: ScanContext) -> Iterable[ScanRows]:
-    """Rows per batch of about BATCH_SIZE files, in order; extraction runs in worker
-    processes for big scans so the database writes overlap with parsing."""
+    """Rows of every WORKER_CHUNK files, in order. Big scans extract in worker
+    processes, so that the database writes overlap with parsing."""
     total = len(context.todo)
+    spans = [(start, start + WORKER_CHUNK) for start in range(0, total, WORKER_CHUNK)]
     workers = min(os.cpu_count() or 1, 8)
     parallel = (
         total >= PARALLEL_MIN_FILES
@@ -572,20 +583,12 @@ def _examine_all(context: ScanContext) -> Iterable[ScanRows]:
         except (OSError, ValueError):
             pool = None
     if pool is None:
-        for start in range(0, total, BATCH_SIZE):
-            yield _examine_range(context, start, start + BATCH_SIZE)
+        for span in spans:
+            yield _examine_range(context, *span)
         return
-    # Small pieces keep every worker busy and the first batch ready early.
-    spans = [(start, start + WORKER_CHUNK) for start in range(0, total, WORKER_CHUNK)]
     with pool:
-        pending = ScanRows()
-        for rows in pool.map(_worker_examine, spans):
-            pending.extend(rows)
-            if pending.files >= BATCH_SIZE:
-                yield pending
-                pending = ScanRows()
-        if pending.files:
-            yield pending
+        # Small pieces keep every worker busy and come back early.
+        yield from pool.map(_worker_examine, spans)
 
 
 # --- Scanning ---------------------------------------------------------------------------------
@@ -741,13 +744,21 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
         modules=modules,
         module_map=ModuleMap((w.path, w.language, modules[w.path]) for w in walked),
     )
-    for rows in _examine_all(context):
+    examined = iter(_examine_all(context))
+    for rows in examined:
+        # Each piece is written as soon as it is back, so that little is left to write
+        # when parsing ends, but committed only every BATCH_SIZE files: each commit
+        # writes the pages it touched again, and FTS5 adds a segment per transaction.
         with transaction.atomic():
-            _rows_store(rows)
-            done += rows.files
+            batch = 0
+            while rows is not None:
+                _rows_store(rows)
+                batch += rows.files
+                result.parsed += rows.parsed
+                result.skipped += rows.skipped
+                rows = next(examined, None) if batch < BATCH_SIZE else None
+            done += batch
             CodeProject.objects.filter(pk=project_id).update(files_done=done)
-        result.parsed += rows.parsed
-        result.skipped += rows.skipped
         if progress:
             progress(done, len(walked))
 
@@ -845,7 +856,8 @@ def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[
     ``bulk_create`` builds and compiles a model instance per row, which costs more than
     parsing the file did; these rows are plain strings, integers and booleans, so they
     go in as they are. One statement per row would repeat SQLite's per-statement work
-    (the AUTOINCREMENT counter above all) for every row. Every column without a
+    (the AUTOINCREMENT counter above all) for every row; statements of a few fixed
+    lengths keep that work small and are prepared once. Every column without a
     database default must be given."""
     if not rows:
         return
@@ -853,20 +865,22 @@ def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[
     quote = connection.ops.quote_name
     columns = ", ".join(quote(meta.get_field(name).column) for name in fields)
     max_params = connection.features.max_query_params or len(fields) * ROWS_PER_INSERT
-    per_insert = max(1, min(ROWS_PER_INSERT, max_params // len(fields)))
+    longest = max(1, min(ROWS_PER_INSERT, max_params // len(fields)))
     row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
     head = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES "
     flat = chain.from_iterable
-    whole = len(rows) - len(rows) % per_insert
+    start = 0
     with connection.cursor() as cursor:
-        if whole:
-            cursor.executemany(
-                head + ", ".join([row_marks] * per_insert),
-                [tuple(flat(rows[i : i + per_insert])) for i in range(0, whole, per_insert)],
-            )
-        if whole < len(rows):
-            rest = rows[whole:]
-            cursor.execute(head + ", ".join([row_marks] * len(rest)), tuple(flat(rest)))
+        for length in sorted({longest, *INSERT_LENGTHS}, reverse=True):
+            if length > longest:
+                continue
+            stop = start + (len(rows) - start) // length * length
+            if stop > start:
+                cursor.executemany(
+                    head + ", ".join([row_marks] * length),
+                    [tuple(flat(rows[i : i + length])) for i in range(start, stop, length)],
+                )
+            start = stop
 
 
 def _imports_reresolve(project_id: int, module_map: ModuleMap, path_ids: dict[str, int]) -> None:
