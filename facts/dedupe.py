@@ -58,6 +58,9 @@ def normalised(text: str) -> str:
     return " ".join(PUNCTUATION.sub(" ", text.lower()).split())
 
 
+# Stored facts come up as candidates again and again while a batch is checked: their
+# words and tags are worked out once per process.
+@functools.lru_cache(maxsize=1 << 15)
 def content_words(text: str) -> frozenset[str]:
     """The words that carry meaning (stopwords dropped, unless nothing else is left)."""
     every = frozenset(WORD.findall(text.lower()))
@@ -229,9 +232,10 @@ def stored_signature(row: tuple) -> Signature:
     )
 
 
-def _json_list(text: str) -> list[str]:
+@functools.lru_cache(maxsize=1 << 12)
+def _json_list(text: str) -> tuple[str, ...]:
     value = json.loads(text or "[]")
-    return value if isinstance(value, list) else []
+    return tuple(value) if isinstance(value, list) else ()
 
 
 class DuplicateFinder:
