@@ -24,9 +24,7 @@ def test_near_duplicate_keys_are_built_for_facts_stored_before_them(owner):
     executor.migrate(executor.loader.graph.leaf_nodes())
 
     fact = Fact.objects.get()
-    row = Fact.objects.values_list(
-        "id", "content", "tags", "owner_id", "team_id", "project", "layer"
-    ).get()
+    row = Fact.objects.values_list(*KEY_FIELDS).get()
     assert set(FactKey.objects.filter(fact=fact).values_list("key", flat=True)) == set(
         stored_keys(stored_signature(row))
     )
