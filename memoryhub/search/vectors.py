@@ -251,7 +251,10 @@ class VectorIndex:
 
     def _log_bounds(self) -> tuple[int, int]:
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT min(seq), max(seq) FROM {self.changes_table}")
+            # Two subqueries: SQLite answers a lone min() or max() from the key at once,
+            # but scans the whole table for both in one SELECT.
+            table = self.changes_table
+            cursor.execute(f"SELECT (SELECT min(seq) FROM {table}), (SELECT max(seq) FROM {table})")
             first, last = cursor.fetchone()
         return first or 0, last or 0
 
