@@ -22,6 +22,7 @@ from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services import current_embedder, fact_touch, memory_config_get
 from memoryhub.errors import InvalidInput
 from memoryhub.search import match_any, rrf
+from memoryhub.search.fts import Within, compile_within
 from teams.services import Actor, audit_log
 
 logger = logging.getLogger(__name__)
@@ -98,19 +99,19 @@ def _embed_query(query: str, config: MemoryConfig, notes: list[str]):
         return None
 
 
-def _knn(vector: Any, scope: QuerySet) -> list:
+def _knn(vector: Any, scope: QuerySet, compiled: Within) -> list:
     if vector is None:
         return []
-    return FACT_VECTORS.knn(vector, k=VECTOR_CANDIDATES, within=scope)
+    return FACT_VECTORS.knn(vector, k=VECTOR_CANDIDATES, within=scope, compiled=compiled)
 
 
 def _vector_search(
-    query: str, config: MemoryConfig, notes: list[str], scope: QuerySet
+    query: str, config: MemoryConfig, notes: list[str], scope: QuerySet, compiled: Within
 ) -> tuple[Any, list]:
     """Embed the query and search the vectors, on a pool thread's own connection."""
     close_old_connections()  # drop a connection that has gone stale or too old
     vector = _embed_query(query, config, notes)
-    return vector, _knn(vector, scope)
+    return vector, _knn(vector, scope, compiled)
 
 
 def _boosts(fact: Fact, *, config: MemoryConfig, now: Any) -> dict[str, float]:
@@ -156,18 +157,21 @@ def fact_recall(
 
     notes: list[str] = []
     scope = recall_scope(user=actor.user, project=project)
+    compiled = compile_within(scope)  # once, for both searches
     if connection.in_atomic_block:
         # Inside a transaction another connection would not see its writes: search in
         # this thread, overlapping only the query embedding with the full-text search.
         pending = _query_embedding_pool.submit(_embed_query, query, config, notes)
-        fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=scope)
+        fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=compiled)
         vector = pending.result()
-        vec_hits = _knn(vector, scope)
+        vec_hits = _knn(vector, scope, compiled)
     else:
         # Embedding and vector search on a pool thread (its own connection) while this
         # thread runs the full-text search: SQLite and onnxruntime release the GIL.
-        pending = _query_embedding_pool.submit(_vector_search, query, config, notes, scope)
-        fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=scope)
+        pending = _query_embedding_pool.submit(
+            _vector_search, query, config, notes, scope, compiled
+        )
+        fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=compiled)
         vector, vec_hits = pending.result()
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]
     mode = "hybrid" if vector is not None else "keyword"

@@ -16,7 +16,7 @@ import numpy as np
 from django.db import connection
 from django.db.models import QuerySet
 
-from memoryhub.search.fts import compile_within, ids_within
+from memoryhub.search.fts import Within, compile_within, ids_within
 from memoryhub.search.mirror import SignMirror, refreshed, sign_bits
 
 # Up to this many rows an exact scan is cheap enough.
@@ -186,9 +186,17 @@ class VectorIndex:
                     found[row_id] = np.frombuffer(blob, dtype="<f4")
         return found
 
-    def knn(self, vector: np.ndarray, *, k: int, within: QuerySet | None = None) -> list[VectorHit]:
+    def knn(
+        self,
+        vector: np.ndarray,
+        *,
+        k: int,
+        within: QuerySet | None = None,
+        compiled: Within | None = None,
+    ) -> list[VectorHit]:
         """The ``k`` rows most similar to ``vector`` (unit length), best first, among the
-        ids of ``within`` when given."""
+        ids of ``within`` when given (``compiled``: ``within`` already compiled by
+        ``compile_within``, to share one compilation between searches)."""
         query = np.asarray(vector, dtype="<f4")
         if k <= 0:
             return []
@@ -202,17 +210,17 @@ class VectorIndex:
         else:
             candidates = self._coarse(query, wanted)
         if within is not None:
-            compiled = compile_within(within)
+            compiled = compiled or compile_within(within)
             allowed = ids_within(candidates, compiled)
             passed = [c for c in candidates if c in allowed]
             if len(passed) < k and len(candidates) >= wanted:
                 # Most near neighbours are not the caller's: search the caller's rows.
                 if total <= EXACT_SCAN_LIMIT:
-                    return self._exact(query, k=k, within=within)
+                    return self._exact(query, k=k, within=compiled)
                 visible = within.count()
                 if visible <= VISIBLE_SCAN_LIMIT:
                     return self._rerank(query, list(within.values_list("pk", flat=True)), k)
-                return self._exact(query, k=k, within=within)
+                return self._exact(query, k=k, within=compiled)
             candidates = passed
         if total <= EXACT_SCAN_LIMIT:
             by_id = {hit.id: hit for hit in hits}
@@ -281,7 +289,9 @@ class VectorIndex:
                 found.extend(cursor.fetchall())
             return found
 
-    def _exact(self, query: np.ndarray, *, k: int, within: QuerySet | None) -> list[VectorHit]:
+    def _exact(
+        self, query: np.ndarray, *, k: int, within: QuerySet | Within | None
+    ) -> list[VectorHit]:
         sql = f"SELECT rowid, distance FROM {self.table} WHERE embedding MATCH %s AND k = %s"
         params: list = [_blob(query), k]
         if within is not None:
