@@ -28,12 +28,14 @@ import functools
 import hashlib
 import json
 import math
+import queue
 import re
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from django.db import connection
+from django.db import close_old_connections, connection
 
 from facts.models import Fact, FactKey, Status
 from memoryhub.search.text import STOPWORDS, WORD
@@ -250,13 +252,32 @@ class DuplicateFinder:
         self.similarity = min(1.0, max(similarity, MIN_SIMILARITY))
         self._pending: dict[int, list[object]] = defaultdict(list)
         self._current: dict[object, Signature] = {}
+        self._ahead: deque[tuple[Signature, list[int]]] = deque()
+        self._answers: queue.SimpleQueue | None = None
+
+    def look_ahead(self, sigs: Sequence[Signature]) -> None:
+        """Start looking up the stored candidates of ``sigs`` (the next ones ``find``
+        will be asked about, in order) on a second connection, so the lookups overlap
+        the checking. Only outside a transaction with uncommitted writes: the second
+        connection sees committed rows only."""
+        keys = [query_keys(sig, self.similarity) for sig in sigs]
+        self._ahead.extend(zip(sigs, keys, strict=True))
+        self._answers = queue.SimpleQueue()
+        _lookups.submit(_look_up_all, keys, self._answers)
 
     def find(self, sig: Signature) -> object | None:
-        keys = query_keys(sig, self.similarity)
+        if self._ahead and self._ahead[0][0] is sig:
+            _, keys = self._ahead.popleft()
+            stored = self._answers.get()
+            if isinstance(stored, BaseException):
+                raise stored
+        else:
+            keys = query_keys(sig, self.similarity)
+            stored = stored_candidates(keys)
         counts: Counter[object] = Counter()
         for key in keys:
             counts.update(self._pending.get(key, ()))
-        for row, shared in self._stored_candidates(keys):
+        for row, shared in stored:
             if row[0] not in self._current:
                 self._current[row[0]] = stored_signature(row)
             counts[row[0]] += shared
@@ -276,21 +297,36 @@ class DuplicateFinder:
         old = self._current[ref]
         self.added(ref, replace(sig, tags=tuple(dict.fromkeys([*old.tags, *sig.tags]))))
 
-    def _stored_candidates(self, keys: list[int]) -> list[tuple[tuple, int]]:
-        if not keys:
-            return []
-        fact, key = Fact._meta, FactKey._meta
-        marks = ", ".join(["%s"] * len(keys))
-        sql = (
-            f"SELECT f.id, f.content, f.tags, f.owner_id, f.team_id, f.project, f.layer, k.n "
-            f"FROM (SELECT fact_id, COUNT(*) AS n FROM {key.db_table} WHERE key IN ({marks}) "
-            f"GROUP BY fact_id ORDER BY n DESC, fact_id DESC LIMIT {CANDIDATES}) AS k "
-            f"JOIN {fact.db_table} AS f ON f.id = k.fact_id "
-            "WHERE f.status = %s AND f.superseded_by_id IS NULL"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [*keys, Status.ACTIVE])
-            return [(row[:7], row[7]) for row in cursor.fetchall()]
+
+def stored_candidates(keys: list[int]) -> list[tuple[tuple, int]]:
+    """The active facts sharing the most of ``keys``: (KEY_FIELDS row, keys shared)."""
+    if not keys:
+        return []
+    fact, key = Fact._meta, FactKey._meta
+    marks = ", ".join(["%s"] * len(keys))
+    sql = (
+        f"SELECT f.id, f.content, f.tags, f.owner_id, f.team_id, f.project, f.layer, k.n "
+        f"FROM (SELECT fact_id, COUNT(*) AS n FROM {key.db_table} WHERE key IN ({marks}) "
+        f"GROUP BY fact_id ORDER BY n DESC, fact_id DESC LIMIT {CANDIDATES}) AS k "
+        f"JOIN {fact.db_table} AS f ON f.id = k.fact_id "
+        "WHERE f.status = %s AND f.superseded_by_id IS NULL"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*keys, Status.ACTIVE])
+        return [(row[:7], row[7]) for row in cursor.fetchall()]
+
+
+# One thread with its own connection runs look-ahead lookups, one batch at a time.
+_lookups = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dedupe-lookup")
+
+
+def _look_up_all(key_lists: list[list[int]], answers: queue.SimpleQueue) -> None:
+    close_old_connections()  # drop a connection that has gone stale or too old
+    try:
+        for keys in key_lists:
+            answers.put(stored_candidates(keys))
+    except Exception as exc:  # handed to the waiting thread, which raises it
+        answers.put(exc)
 
 
 def fact_keys_add(rows: Iterable[tuple[int, Signature]]) -> None:

@@ -427,15 +427,12 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             raise InvalidInput(f"Item {index}: {exc.message}") from None
         if cleaned[-1].supersedes:
             raise InvalidInput(f"Item {index}: supersedes is only accepted one fact at a time.")
+    # Another connection can look candidates up ahead only when it sees what this one
+    # sees: not inside a caller's transaction, which may hold uncommitted rows.
+    look_ahead = not connection.in_atomic_block
     with transaction.atomic():
         scopes: dict[tuple, dict[str, Any]] = {}
-        finder = DuplicateFinder(config.dedupe_similarity)
-        rows = _FactRows()
         signatures: list[Signature] = []
-        now = timezone.now()
-        merges: list[tuple[object, FactInput, dict[str, Any]]] = []
-        # Per item: ("new", index in new) or ("merge", index in merges).
-        plan: list[tuple[str, int]] = []
         for index, item in enumerate(cleaned):
             key = (item.team, item.visibility, item.project)
             if key not in scopes:
@@ -448,14 +445,24 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
                     )
                 except InvalidInput as exc:
                     raise InvalidInput(f"Item {index}: {exc.message}") from None
-            scope = scopes[key]
-            sig = _signature_of(item, scope)
+            signatures.append(_signature_of(item, scopes[key]))
+        finder = DuplicateFinder(config.dedupe_similarity)
+        if look_ahead and len(cleaned) > 1:
+            finder.look_ahead(signatures)
+        rows = _FactRows()
+        inserted: list[Signature] = []
+        now = timezone.now()
+        merges: list[tuple[object, FactInput, dict[str, Any]]] = []
+        # Per item: ("new", index in rows) or ("merge", index in merges).
+        plan: list[tuple[str, int]] = []
+        for item, sig in zip(cleaned, signatures, strict=True):
+            scope = scopes[(item.team, item.visibility, item.project)]
             ref = finder.find(sig)
             if ref is None:
-                finder.added(("new", len(signatures)), sig)
-                plan.append(("new", len(signatures)))
+                finder.added(("new", len(inserted)), sig)
+                plan.append(("new", len(inserted)))
                 rows.add(_fact_values(actor=actor, item=item, scope=scope, now=now))
-                signatures.append(sig)
+                inserted.append(sig)
             else:
                 finder.merged(ref, sig)
                 plan.append(("merge", len(merges)))
@@ -463,7 +470,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
 
         facts = rows.insert()
         FACT_FTS.upsert([(f.pk, fts_values(f.content, f.tags)) for f in facts], new=True)
-        fact_keys_add((fact.pk, sig) for fact, sig in zip(facts, signatures, strict=True))
+        fact_keys_add((fact.pk, sig) for fact, sig in zip(facts, inserted, strict=True))
         stored = Fact.objects.in_bulk([ref for ref, _, _ in merges if isinstance(ref, int)])
         targets = [stored[ref] if isinstance(ref, int) else facts[ref[1]] for ref, _, _ in merges]
         _merges_apply(

@@ -137,3 +137,43 @@ def test_the_merge_similarity_setting_decides(owner, remember, staff):
         owner, "Release notes go to the platform channel every Friday night after the demo"
     )
     assert Fact.objects.get(pk=third.pk).origin == Origin.MERGED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_candidates_are_looked_up_ahead(owner, monkeypatch):
+    """Outside a caller's transaction a second connection looks candidates up while
+    the batch is checked; the outcome is the same as looking them up in turn."""
+    from facts import dedupe
+
+    looked_ahead = []
+    original = dedupe.DuplicateFinder.look_ahead
+    monkeypatch.setattr(
+        dedupe.DuplicateFinder,
+        "look_ahead",
+        lambda self, sigs: looked_ahead.append(len(sigs)) or original(self, sigs),
+    )
+    actor = Actor(user=owner)
+    stored = fact_bulk_create(
+        actor=actor,
+        items=[
+            {"content": f"Service {name} is owned by the {team} team"}
+            for name, team in [
+                ("billing", "payments"),
+                ("search", "discovery"),
+                ("auth", "identity"),
+            ]
+        ],
+    )
+    again = fact_bulk_create(
+        actor=actor,
+        items=[
+            {"content": "service SEARCH is owned by the discovery team."},
+            {"content": "The office plants are watered on Mondays"},
+            {"content": "The office plants are watered on Mondays!"},
+        ],
+    )
+    assert looked_ahead == [3, 3]
+    assert [r.created for r in again] == [False, True, False]
+    assert again[0].fact.pk == stored[1].fact.pk
+    assert again[2].fact.pk == again[1].fact.pk
+    assert Fact.objects.filter(status=Status.ACTIVE).count() == 4
