@@ -87,7 +87,10 @@ def create_memory(request: HttpRequest, payload: FactIn) -> Status:
 
 @router.post("/memories/batch", response={201: BatchOut}, auth=write_auth)
 def create_memories(request: HttpRequest, payload: FactBatchIn) -> Status:
-    """Store up to 1,000 memories at once; one invalid item rejects the whole batch."""
+    """Store up to 1,000 memories at once; one invalid item rejects the whole batch.
+
+    Items are taken in order, as if posted one by one: an item that repeats a stored
+    memory, or an earlier item of the batch, merges into it (``created: false``)."""
     results = services.fact_bulk_create(
         actor=Actor.from_request(request),
         items=[item.dict(exclude_none=True) for item in payload.items],
