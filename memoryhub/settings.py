@@ -116,11 +116,20 @@ TEMPLATES = [
 SQLITE_ENGINE = "memoryhub.db.sqlite3"
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
-    _db = dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))
+    _db = dj_database_url.parse(DATABASE_URL)
     if _db["ENGINE"] == "django.db.backends.sqlite3":
         _db["ENGINE"] = SQLITE_ENGINE
 else:
     _db = {"ENGINE": SQLITE_ENGINE, "NAME": DATA_DIR / "memoryhub.sqlite3"}
+# How long a thread keeps its database connection. A SQLite connection is a file handle
+# with its own page cache: reopening it per request starts every request cold, so it is
+# kept (None); a server connection is kept a minute.
+_conn_max_age = env_str("DB_CONN_MAX_AGE")
+if _conn_max_age:
+    _db["CONN_MAX_AGE"] = int(_conn_max_age)
+else:
+    _db["CONN_MAX_AGE"] = None if _db["ENGINE"] == SQLITE_ENGINE else 60
+_db["CONN_HEALTH_CHECKS"] = True
 if _db["ENGINE"] == SQLITE_ENGINE:
     # A file (not shared memory) so that worker processes and the live test server
     # see the same test database; one per test run, so concurrent runs don't collide.
