@@ -36,6 +36,20 @@ _query_embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="re
 MIN_VECTOR_SIMILARITY = 0.2
 MAX_QUERY_LENGTH = 4000
 BLOCK_HEADER = "## Recalled Facts"
+# What scoring and the result need of each candidate: loading every field of ~70 rows
+# (five timestamps among them) costs more than the searches' bookkeeping.
+LOADED_FIELDS = (
+    "content",
+    "category",
+    "importance",
+    "tags",
+    "visibility",
+    "project",
+    "owner",
+    "created_at",
+    "last_accessed_at",
+    "access_count",
+)
 
 
 @dataclass
@@ -185,7 +199,7 @@ def fact_recall(
         return RecallResult(block="", items=[], mode=mode, notes=notes)
 
     # Both candidate lists were drawn from ``scope`` already.
-    facts = Fact.objects.in_bulk(list(fused))
+    facts = Fact.objects.only(*LOADED_FIELDS).in_bulk(list(fused))
     now = timezone.now()
     # Fused scores are at most 2 / (k + 1); normalise so boosts weigh the same whatever k.
     top = 2.0 / (config.rrf_k + 1)
