@@ -1,5 +1,7 @@
 """What CodeGraph indexes: symbol names split into words, and qualified names, in FTS5."""
 
+from functools import lru_cache
+
 from codegraph.extractor import split_identifier
 from memoryhub.search import FtsIndex
 
@@ -16,4 +18,16 @@ SYMBOL_FTS = FtsIndex(
 
 def fts_values(name: str, qualified_name: str) -> tuple[str, str]:
     """Column values of one symbol: ``getQueryset`` -> "get queryset"."""
-    return (split_identifier(name), split_identifier(qualified_name.replace(".", " ")))
+    words = _words(name)
+    if qualified_name == name:
+        return words, words
+    if not qualified_name.isascii():
+        return words, split_identifier(qualified_name.replace(".", " "))
+    # The same words as splitting the whole dotted name (no ASCII word spans a dot),
+    # and the parts (``self``, class names, ``__init__``) repeat all over a project.
+    return words, " ".join(filter(None, map(_words, qualified_name.split("."))))
+
+
+@lru_cache(maxsize=1 << 16)
+def _words(part: str) -> str:
+    return split_identifier(part)
