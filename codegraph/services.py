@@ -52,7 +52,7 @@ PARALLEL_MIN_FILES = 300
 # statement each time it is run.
 ROWS_PER_INSERT = 50
 INSERT_LENGTHS = (10, 1)
-# Files per job sent to a worker process.
+# Files per piece of a scan: one job of a worker process, one write.
 WORKER_CHUNK = 25
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
 
@@ -436,17 +436,6 @@ class ScanRows:
     words: list[tuple[str, str]] = field(default_factory=list)  # FTS values per symbol
     imports: list[tuple] = field(default_factory=list)  # IMPORT_FIELDS
     calls: list[tuple] = field(default_factory=list)  # CALL_FIELDS
-
-    def extend(self, other: ScanRows) -> None:
-        self.files += other.files
-        self.parsed += other.parsed
-        self.skipped += other.skipped
-        self.stale += other.stale
-        self.updates += other.updates
-        self.symbols += other.symbols
-        self.words += other.words
-        self.imports += other.imports
-        self.calls += other.calls
 
 
 def _read(abs_path: str, size: int, max_bytes: int) -> tuple[bytes | None, str]:
