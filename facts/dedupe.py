@@ -251,7 +251,8 @@ class DuplicateFinder:
     def __init__(self, similarity: float) -> None:
         self.similarity = min(1.0, max(similarity, MIN_SIMILARITY))
         self._pending: dict[int, list[object]] = defaultdict(list)
-        self._current: dict[object, Signature] = {}
+        # Current signature per fact seen (None: stored but not active).
+        self._current: dict[object, Signature | None] = {}
         self._ahead: deque[tuple[Signature, list[int]]] = deque()
         self._answers: queue.SimpleQueue | None = None
 
@@ -268,19 +269,23 @@ class DuplicateFinder:
     def find(self, sig: Signature) -> object | None:
         if self._ahead and self._ahead[0][0] is sig:
             _, keys = self._ahead.popleft()
-            stored = self._answers.get()
-            if isinstance(stored, BaseException):
-                raise stored
+            answer = self._answers.get()
+            if isinstance(answer, BaseException):
+                raise answer
+            shared, rows = answer
         else:
             keys = query_keys(sig, self.similarity)
-            stored = stored_candidates(keys)
+            shared = candidate_ids(keys)
+            rows = active_rows([fact_id for fact_id, _ in shared if fact_id not in self._current])
+        for fact_id, row in rows.items():
+            if fact_id not in self._current:
+                self._current[fact_id] = None if row is None else stored_signature(row)
         counts: Counter[object] = Counter()
         for key in keys:
             counts.update(self._pending.get(key, ()))
-        for row, shared in stored:
-            if row[0] not in self._current:
-                self._current[row[0]] = stored_signature(row)
-            counts[row[0]] += shared
+        for fact_id, n in shared:
+            if self._current.get(fact_id) is not None:
+                counts[fact_id] += n
         for ref, _ in counts.most_common():
             if is_near_duplicate(sig, self._current[ref], self.similarity):
                 return ref
@@ -298,33 +303,52 @@ class DuplicateFinder:
         self.added(ref, replace(sig, tags=tuple(dict.fromkeys([*old.tags, *sig.tags]))))
 
 
-def stored_candidates(keys: list[int]) -> list[tuple[tuple, int]]:
-    """The active facts sharing the most of ``keys``: (KEY_FIELDS row, keys shared)."""
+def candidate_ids(keys: list[int]) -> list[tuple[int, int]]:
+    """(fact id, keys shared) of the stored facts sharing the most of ``keys``."""
     if not keys:
         return []
-    fact, key = Fact._meta, FactKey._meta
     marks = ", ".join(["%s"] * len(keys))
-    sql = (
-        f"SELECT f.id, f.content, f.tags, f.owner_id, f.team_id, f.project, f.layer, k.n "
-        f"FROM (SELECT fact_id, COUNT(*) AS n FROM {key.db_table} WHERE key IN ({marks}) "
-        f"GROUP BY fact_id ORDER BY n DESC, fact_id DESC LIMIT {CANDIDATES}) AS k "
-        f"JOIN {fact.db_table} AS f ON f.id = k.fact_id "
-        "WHERE f.status = %s AND f.superseded_by_id IS NULL"
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*keys, Status.ACTIVE])
-        return [(row[:7], row[7]) for row in cursor.fetchall()]
+        cursor.execute(
+            f"SELECT fact_id, COUNT(*) AS n FROM {FactKey._meta.db_table} "
+            f"WHERE key IN ({marks}) GROUP BY fact_id ORDER BY n DESC, fact_id DESC "
+            f"LIMIT {CANDIDATES}",
+            keys,
+        )
+        return cursor.fetchall()
 
 
-# One thread with its own connection runs look-ahead lookups, one batch at a time.
+def active_rows(fact_ids: Iterable[int]) -> dict[int, tuple | None]:
+    """The KEY_FIELDS rows of these facts; None for those no longer active."""
+    ids = list(dict.fromkeys(fact_ids))
+    found: dict[int, tuple | None] = dict.fromkeys(ids)
+    for start in range(0, len(ids), 500):
+        rows = Fact.objects.filter(
+            pk__in=ids[start : start + 500], status=Status.ACTIVE, superseded_by__isnull=True
+        ).values_list(*KEY_FIELDS)
+        found.update((row[0], row) for row in rows)
+    return found
+
+
+# One thread with its own connection runs look-ahead lookups, one batch at a time;
+# it reads the candidates' rows once per this many facts.
+LOOK_AHEAD_CHUNK = 32
 _lookups = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dedupe-lookup")
 
 
 def _look_up_all(key_lists: list[list[int]], answers: queue.SimpleQueue) -> None:
+    """Answer, in order, (candidate ids, rows of the ids not sent before) per key list;
+    rows are read once per chunk of lists."""
     close_old_connections()  # drop a connection that has gone stale or too old
+    sent: set[int] = set()
     try:
-        for keys in key_lists:
-            answers.put(stored_candidates(keys))
+        for start in range(0, len(key_lists), LOOK_AHEAD_CHUNK):
+            chunk = [candidate_ids(keys) for keys in key_lists[start : start + LOOK_AHEAD_CHUNK]]
+            rows = active_rows(i for shared in chunk for i, _ in shared if i not in sent)
+            for shared in chunk:
+                fresh = {i: rows[i] for i, _ in shared if i not in sent}
+                sent.update(fresh)
+                answers.put((shared, fresh))
     except Exception as exc:  # handed to the waiting thread, which raises it
         answers.put(exc)
 
