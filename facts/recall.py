@@ -36,19 +36,20 @@ _query_embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="re
 MIN_VECTOR_SIMILARITY = 0.2
 MAX_QUERY_LENGTH = 4000
 BLOCK_HEADER = "## Recalled Facts"
-# What scoring and the result need of each candidate: loading every field of ~70 rows
-# (five timestamps among them) costs more than the searches' bookkeeping.
+# What scoring and the result need of each candidate (attribute names, in model order):
+# loading whole model rows for ~70 candidates costs more than the searches' bookkeeping.
 LOADED_FIELDS = (
+    "id",
+    "owner_id",
+    "visibility",
+    "project",
     "content",
     "category",
     "importance",
     "tags",
-    "visibility",
-    "project",
-    "owner",
-    "created_at",
-    "last_accessed_at",
     "access_count",
+    "last_accessed_at",
+    "created_at",
 )
 
 
@@ -199,7 +200,8 @@ def fact_recall(
         return RecallResult(block="", items=[], mode=mode, notes=notes)
 
     # Both candidate lists were drawn from ``scope`` already.
-    facts = Fact.objects.only(*LOADED_FIELDS).in_bulk(list(fused))
+    rows = Fact.objects.filter(pk__in=list(fused)).order_by().values_list(*LOADED_FIELDS)
+    facts = {row[0]: Fact.from_db(connection.alias, LOADED_FIELDS, row) for row in rows}
     now = timezone.now()
     # Fused scores are at most 2 / (k + 1); normalise so boosts weigh the same whatever k.
     top = 2.0 / (config.rrf_k + 1)

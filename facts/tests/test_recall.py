@@ -169,3 +169,12 @@ def test_outside_a_transaction_the_vector_search_runs_on_its_own_connection(
     assert result.items[0].fact.content == "The user prefers dark mode in every editor"
     assert result.items[0].vector_rank == 1
     assert recall(outsider, "which colour theme should the IDE use?").items == []
+
+
+def test_recall_fields_are_named_in_model_order():
+    """Candidates are built with ``Fact.from_db``, which reads a partial row in the
+    order of the model's fields."""
+    from facts.recall import LOADED_FIELDS
+
+    order = [f.attname for f in Fact._meta.concrete_fields]
+    assert list(LOADED_FIELDS) == sorted(LOADED_FIELDS, key=order.index)
