@@ -21,7 +21,7 @@ from facts.models import Fact, MemoryConfig
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services import current_embedder, fact_touch, memory_config_get
 from memoryhub.errors import InvalidInput
-from memoryhub.search import match_any, rrf
+from memoryhub.search import rrf
 from memoryhub.search.fts import Within, compile_within
 from teams.services import Actor, audit_log
 
@@ -177,7 +177,7 @@ def fact_recall(
         # Inside a transaction another connection would not see its writes: search in
         # this thread, overlapping only the query embedding with the full-text search.
         pending = _query_embedding_pool.submit(_embed_query, query, config, notes)
-        fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=compiled)
+        fts_hits = FACT_FTS.search_words(query, limit=FTS_CANDIDATES, within=compiled)
         vector = pending.result()
         vec_hits = _knn(vector, scope, compiled)
     else:
@@ -186,7 +186,7 @@ def fact_recall(
         pending = _query_embedding_pool.submit(
             _vector_search, query, config, notes, scope, compiled
         )
-        fts_hits = FACT_FTS.search(match_any(query), limit=FTS_CANDIDATES, within=compiled)
+        fts_hits = FACT_FTS.search_words(query, limit=FTS_CANDIDATES, within=compiled)
         vector, vec_hits = pending.result()
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]
     mode = "hybrid" if vector is not None else "keyword"

@@ -1,5 +1,6 @@
 """FTS5 full-text indexes keyed by the indexed row's id (SQLite engine)."""
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -7,7 +8,15 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
+from memoryhub.search.text import match_any, match_two
+
 Within = tuple[str, tuple]
+
+# From this many rows on, a search of many words ranks only the rows sharing two of them
+# when there are enough (see ``FtsIndex.search_words``).
+TWO_WORDS_ROWS = 20_000
+ROW_COUNT_TTL = 60.0
+_row_counts: dict[tuple, tuple[int, float]] = {}
 
 # A filtered search first looks at this many unfiltered best matches per wanted row.
 OVERFETCH_FACTOR = 4
@@ -153,6 +162,34 @@ class FtsIndex:
             FtsHit(id=row[0], score=row[1], snippet=row[2] if snippet_column is not None else "")
             for row in rows
         ]
+
+    def search_words(
+        self, text: str, *, limit: int, within: "QuerySet | Within | None" = None
+    ) -> list[FtsHit]:
+        """The best ``limit`` rows for any of the words of ``text``.
+
+        On a large index, when at least ``limit`` rows share two or more of the words,
+        only those are ranked: scoring every row that shares one common word ("runs",
+        "tests") is what makes a search of a big index slow, and such rows seldom beat
+        rows sharing two. Otherwise every row sharing a word is ranked."""
+        if self.row_count() >= TWO_WORDS_ROWS:
+            two = match_two(text)
+            if two:
+                hits = self.search(two, limit=limit, within=within)
+                if len(hits) >= limit:
+                    return hits
+        return self.search(match_any(text), limit=limit, within=within)
+
+    def row_count(self) -> int:
+        """How many rows the index holds, read at most once a minute per process."""
+        key = (connection.alias, str(connection.settings_dict["NAME"]), self.table)
+        now = time.monotonic()
+        cached = _row_counts.get(key)
+        if cached is None or now - cached[1] > ROW_COUNT_TTL:
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT count(*) FROM {self.table}_docsize")
+                cached = _row_counts[key] = (cursor.fetchone()[0], now)
+        return cached[0]
 
     def search_rows(
         self, match: str, *, limit: int, within: "QuerySet | Within | None" = None

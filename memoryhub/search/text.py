@@ -1,5 +1,6 @@
 """Turning user text into safe full-text queries."""
 
+import itertools
 import re
 
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -28,16 +29,31 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def query_terms(text: str, *, drop_stopwords: bool = True) -> list[str]:
+    """The distinct words of ``text`` a query searches for (stopwords dropped, unless
+    nothing else is left)."""
+    terms = words(text)
+    kept = [t for t in terms if t not in STOPWORDS] if drop_stopwords else terms
+    return list(dict.fromkeys(kept or terms))
+
+
 def match_any(text: str, *, drop_stopwords: bool = True) -> str:
     """An FTS5 query matching rows with any of the words of ``text`` (bm25 ranks rows
     with more and rarer words first). Every word is quoted, so operators, quotes,
     ``*``, ``:`` and parentheses in the input are searched as plain words. Returns ""
     when nothing searchable is left."""
-    terms = words(text)
-    kept = [t for t in terms if t not in STOPWORDS] if drop_stopwords else terms
-    kept = kept or terms
-    unique = list(dict.fromkeys(kept))
-    return " OR ".join(_quote(t) for t in unique)
+    return " OR ".join(_quote(t) for t in query_terms(text, drop_stopwords=drop_stopwords))
+
+
+def match_two(text: str, *, max_terms: int = 8) -> str:
+    """An FTS5 query matching rows with at least two of the words of ``text``: an OR of
+    every pair. bm25 counts a word once per pair it matches in, so rows sharing more of
+    the words rank higher still. Returns "" for fewer than two or more than
+    ``max_terms`` words (the pairs grow with the square)."""
+    terms = [_quote(t) for t in query_terms(text)]
+    if not 2 <= len(terms) <= max_terms:
+        return ""
+    return " OR ".join(f"({a} AND {b})" for a, b in itertools.combinations(terms, 2))
 
 
 def match_all(text: str, *, prefix_last: bool = True) -> str:
