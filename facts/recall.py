@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import close_old_connections, connection
+from django.db import close_old_connections, connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -243,14 +243,39 @@ def fact_recall(
 
     block = "\n".join([BLOCK_HEADER, *(item.line() for item in chosen)]) if chosen else ""
     if touch and chosen:
-        fact_touch(fact_ids=[item.fact.pk for item in chosen])
+        used = [item.fact.pk for item in chosen]
         others = [item.fact.pk for item in chosen if item.fact.owner_id != actor.user.pk]
-        if others:
-            audit_log(
-                actor=actor,
-                action="recall.cross_scope",
-                target_type="fact",
-                target_id=others[0],
-                details={"ids": others, "project": project or ""},
-            )
+        if connection.in_atomic_block:
+            _record_use(actor, used, others, project)
+        else:
+            _use_pool.submit(_record_use_apart, actor, used, others, project)
     return RecallResult(block=block, items=chosen, mode=mode, notes=notes)
+
+
+# Outside transactions the access counts and the cross-scope audit of a recall are
+# written after the answer, on one thread with its own connection: a write transaction
+# (and now and then a WAL checkpoint) would otherwise sit in every recall's latency.
+_use_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-use")
+
+
+def _record_use(actor: Actor, used: list[int], others: list[int], project: str | None) -> None:
+    fact_touch(fact_ids=used)
+    if others:
+        audit_log(
+            actor=actor,
+            action="recall.cross_scope",
+            target_type="fact",
+            target_id=others[0],
+            details={"ids": others, "project": project or ""},
+        )
+
+
+def _record_use_apart(
+    actor: Actor, used: list[int], others: list[int], project: str | None
+) -> None:
+    close_old_connections()  # drop a connection that has gone stale or too old
+    try:
+        with transaction.atomic():
+            _record_use(actor, used, others, project)
+    except Exception:  # bookkeeping: never worth more than a log line
+        logger.exception("Recording the use of recalled facts failed")
