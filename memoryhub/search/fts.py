@@ -15,7 +15,7 @@ Within = tuple[str, tuple]
 # From this many rows on, a search of many words ranks only the rows sharing two of them
 # when there are enough (see ``FtsIndex.search_words``).
 TWO_WORDS_ROWS = 20_000
-ROW_COUNT_TTL = 60.0
+ROW_COUNT_TTL = 10.0
 _row_counts: dict[tuple, tuple[int, float]] = {}
 
 # A filtered search first looks at this many unfiltered best matches per wanted row.
@@ -181,7 +181,8 @@ class FtsIndex:
         return self.search(match_any(text), limit=limit, within=within)
 
     def row_count(self) -> int:
-        """How many rows the index holds, read at most once a minute per process."""
+        """How many rows the index holds, read at most every ROW_COUNT_TTL seconds per
+        process."""
         key = (connection.alias, str(connection.settings_dict["NAME"]), self.table)
         now = time.monotonic()
         cached = _row_counts.get(key)
