@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import math
 import queue
 import re
@@ -222,8 +221,6 @@ def query_keys(sig: Signature, similarity: float) -> list[int]:
 def stored_signature(row: tuple) -> Signature:
     """The signature of a stored fact from its (id, *KEY_FIELDS[1:]) row."""
     _, content, tags, owner_id, team_id, project, layer = row
-    if isinstance(tags, str):  # a raw query returns the JSON text
-        tags = _json_list(tags)
     return signature(
         owner_id=owner_id,
         team_id=team_id,
@@ -232,12 +229,6 @@ def stored_signature(row: tuple) -> Signature:
         content=content,
         tags=tags,
     )
-
-
-@functools.lru_cache(maxsize=1 << 12)
-def _json_list(text: str) -> tuple[str, ...]:
-    value = json.loads(text or "[]")
-    return tuple(value) if isinstance(value, list) else ()
 
 
 class DuplicateFinder:
