@@ -109,3 +109,31 @@ def test_a_mirror_behind_the_pruned_log_or_a_recreated_index_reloads(large_index
     FACT_VECTORS.upsert([(7, wide)], model="m2")
     FACT_VECTORS.upsert(((i + 8, -wide) for i in range(20)), model="m2")
     assert FACT_VECTORS.knn(wide, k=1)[0].id == 7
+
+
+@pytest.fixture
+def small_index(monkeypatch):
+    """The index stays below the exact-scan limit; tables emptied afterwards."""
+    monkeypatch.setattr(vectors, "_mirrors", {})
+    yield
+    with connection.cursor() as cursor:
+        for sql in FACT_VECTORS.drop_sql() + FACT_VECTORS.create_sql(DIM):
+            cursor.execute(sql)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_small_index_is_scanned_exactly_in_memory_outside_transactions(small_index):
+    rng = np.random.default_rng(8)
+    matrix = unit(rng, 200)
+    FACT_VECTORS.upsert(((i + 1, v * (1 + i % 3)) for i, v in enumerate(matrix)), model="m")
+    query = unit(rng, 1)[0]
+    in_memory = FACT_VECTORS.knn(query, k=10)
+    assert any(key[-1] == "float32" for key in vectors._mirrors)
+    with transaction.atomic():  # the scan in SQLite
+        in_sqlite = FACT_VECTORS.knn(query, k=10)
+    assert [h.id for h in in_memory] == [h.id for h in in_sqlite]
+    assert np.allclose([h.similarity for h in in_memory], [h.similarity for h in in_sqlite])
+    FACT_VECTORS.upsert([(150, query)], model="m")  # an update
+    assert FACT_VECTORS.knn(query, k=1)[0].id == 150
+    FACT_VECTORS.delete([150])
+    assert 150 not in {h.id for h in FACT_VECTORS.knn(query, k=50)}

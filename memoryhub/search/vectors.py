@@ -3,9 +3,9 @@
 Each index is two vec0 tables: exact float32 vectors (tagged with the embedding model)
 and their sign bits, a plain table of the vectors for fetching by id, and a change log.
 Small indexes are searched exactly. Large ones first take the nearest candidates by
-Hamming distance over the bits (48 bytes a row instead of 1,536; from an in-memory copy
-kept current through the change log, see ``memoryhub.search.mirror``), then re-rank
-those candidates by exact cosine similarity.
+Hamming distance over the bits (48 bytes a row instead of 1,536), then re-rank those
+candidates by exact cosine similarity. Outside transactions both scans run on in-memory
+copies kept current through the change log (see ``memoryhub.search.mirror``).
 """
 
 import threading
@@ -205,9 +205,10 @@ class VectorIndex:
             return []
         wanted = max(k * COARSE_FACTOR, COARSE_MIN)
         if total <= EXACT_SCAN_LIMIT:
-            hits = self._exact(query, k=wanted if within is not None else k, within=None)
+            hits = self._exact_all(query, k=wanted if within is not None else k)
             candidates = [hit.id for hit in hits]
         else:
+            self._mirror_drop(len(query), np.float32)  # the index outgrew exact scans
             candidates = self._coarse(query, wanted)
         if within is not None:
             compiled = compiled or compile_within(within)
@@ -232,7 +233,7 @@ class VectorIndex:
         from this process's in-memory copy outside transactions (only committed rows
         may enter it), else from SQLite."""
         if not connection.in_atomic_block and len(query) % 64 == 0:
-            mirror = self._mirror(len(query) // 64)
+            mirror = self._mirror(len(query) // 64, np.uint64)
             with mirror.lock:
                 refreshed(
                     mirror,
@@ -249,13 +250,59 @@ class VectorIndex:
             )
             return [row[0] for row in cursor.fetchall()]
 
-    def _mirror(self, words: int) -> SignMirror:
-        key = (connection.alias, str(connection.settings_dict["NAME"]), self.table, words)
+    def _exact_all(self, query: np.ndarray, *, k: int) -> list[VectorHit]:
+        """The ``k`` rows most similar to ``query`` among all rows, exactly: from this
+        process's in-memory copy of the vectors outside transactions, else in SQLite."""
+        if connection.in_atomic_block:
+            return self._exact(query, k=k, within=None)
+        mirror = self._mirror(len(query), np.float32)
+        norm = float(np.linalg.norm(query))
+        unit = query / norm if norm else query
+        with mirror.lock:
+            refreshed(
+                mirror,
+                log_bounds=self._log_bounds,
+                changed_since=self._changed_since,
+                rows_of=self._unit_vectors_of,
+            )
+            return [VectorHit(id=i, similarity=s) for i, s in mirror.most_similar(unit, k)]
+
+    def _mirror_key(self, width: int, dtype: type) -> tuple:
+        name = str(connection.settings_dict["NAME"])
+        return (connection.alias, name, self.table, width, np.dtype(dtype).name)
+
+    def _mirror(self, width: int, dtype: type = np.uint64) -> SignMirror:
+        key = self._mirror_key(width, dtype)
         with _mirrors_lock:
             mirror = _mirrors.get(key)
             if mirror is None:
-                mirror = _mirrors[key] = SignMirror(words=words)
+                mirror = _mirrors[key] = SignMirror(words=width, dtype=dtype)
             return mirror
+
+    def _mirror_drop(self, width: int, dtype: type) -> None:
+        with _mirrors_lock:
+            _mirrors.pop(self._mirror_key(width, dtype), None)
+
+    def _unit_vectors_of(self, ids: list[int] | None) -> list[tuple[int, bytes]]:
+        """(id, the vector scaled to unit length) of these rows, or of every row."""
+        sql = f"SELECT id, embedding FROM {self.raw_table}"
+        with connection.cursor() as cursor:
+            if ids is None:
+                cursor.execute(sql)
+                rows = cursor.fetchall()
+            else:
+                rows = []
+                for start in range(0, len(ids), 500):
+                    chunk = ids[start : start + 500]
+                    marks = ", ".join(["%s"] * len(chunk))
+                    cursor.execute(f"{sql} WHERE id IN ({marks})", chunk)
+                    rows.extend(cursor.fetchall())
+        found = []
+        for row_id, blob in rows:
+            vector = np.frombuffer(blob, dtype="<f4")
+            norm = float(np.linalg.norm(vector))
+            found.append((row_id, (vector / norm if norm else vector).astype("<f4").tobytes()))
+        return found
 
     def _log_bounds(self) -> tuple[int, int]:
         with connection.cursor() as cursor:
