@@ -15,6 +15,7 @@ Within = tuple[str, tuple]
 # From this many rows on, a search of many words ranks only the rows sharing two of them
 # when there are enough (see ``FtsIndex.search_words``).
 TWO_WORDS_ROWS = 20_000
+TWO_WORDS_ENOUGH = 10
 ROW_COUNT_TTL = 10.0
 _row_counts: dict[tuple, tuple[int, float]] = {}
 
@@ -168,15 +169,16 @@ class FtsIndex:
     ) -> list[FtsHit]:
         """The best ``limit`` rows for any of the words of ``text``.
 
-        On a large index, when at least ``limit`` rows share two or more of the words,
-        only those are ranked: scoring every row that shares one common word ("runs",
-        "tests") is what makes a search of a big index slow, and such rows seldom beat
-        rows sharing two. Otherwise every row sharing a word is ranked."""
+        On a large index, when enough rows share two or more of the words (``limit``,
+        or TWO_WORDS_ENOUGH if fewer), only those are ranked: scoring every row that
+        shares one common word ("runs", "tests") is what makes a search of a big index
+        slow, and such rows seldom beat rows sharing two. Otherwise every row sharing a
+        word is ranked."""
         if self.row_count() >= TWO_WORDS_ROWS:
             two = match_two(text)
             if two:
                 hits = self.search(two, limit=limit, within=within)
-                if len(hits) >= limit:
+                if len(hits) >= min(limit, TWO_WORDS_ENOUGH):
                     return hits
         return self.search(match_any(text), limit=limit, within=within)
 
