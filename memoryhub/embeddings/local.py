@@ -107,14 +107,14 @@ def _verified(spec: _ModelFile, path: Path) -> Path:
     return path
 
 
-def _session_options() -> onnxruntime.SessionOptions:
+def _session_options(threads: int | None = None) -> onnxruntime.SessionOptions:
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     # On a small box the web process and the worker share two cores. Without
     # spin-waiting, batches run as fast and a single sentence only a few ms
     # slower, while the pool stops burning CPU the other process needs.
-    options.intra_op_num_threads = max(1, min(os.cpu_count() or 1, 4))
+    options.intra_op_num_threads = threads or max(1, min(os.cpu_count() or 1, 4))
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -144,6 +144,8 @@ class LocalEmbedder:
         self._tokenizer_path = Path(tokenizer_path) if tokenizer_path is not None else None
         self._lock = threading.Lock()
         self._session: onnxruntime.InferenceSession | None = None
+        self._single: onnxruntime.InferenceSession | None = None
+        self._model_file: Path | None = None
         self._tokenizer: tokenizers.Tokenizer | None = None
         self._needs_token_types = False
         self.load_seconds: float | None = None
@@ -198,6 +200,7 @@ class LocalEmbedder:
             )
         self._needs_token_types = "token_type_ids" in inputs
         self._tokenizer = tokenizer
+        self._model_file = model_path
         self.load_seconds = time.perf_counter() - started
         # Published last: load() treats a set session as "fully loaded".
         self._session = session
@@ -217,6 +220,22 @@ class LocalEmbedder:
             result[indices] = self._embed_batch([texts[i] for i in indices])
         return result
 
+    def _single_session(self) -> onnxruntime.InferenceSession:
+        """A one-thread session for a single sentence (a recall's query): it leaves the
+        other cores to the searches that run beside it, which the multi-threaded
+        session would contend with; batches keep the multi-threaded one."""
+        if self._single is None:
+            import onnxruntime
+
+            with self._lock:
+                if self._single is None:
+                    self._single = onnxruntime.InferenceSession(
+                        str(self._model_file),
+                        _session_options(1),
+                        providers=["CPUExecutionProvider"],
+                    )
+        return self._single
+
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         assert self._session is not None and self._tokenizer is not None
         encodings = self._tokenizer.encode_batch(texts)
@@ -225,7 +244,8 @@ class LocalEmbedder:
         feeds = {"input_ids": input_ids, "attention_mask": attention_mask}
         if self._needs_token_types:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
-        token_vectors = self._session.run(None, feeds)[0]
+        session = self._single_session() if len(texts) == 1 else self._session
+        token_vectors = session.run(None, feeds)[0]
         mask = attention_mask[:, :, None].astype(np.float32)
         summed = (token_vectors * mask).sum(axis=1)
         counts = np.clip(mask.sum(axis=1), 1.0, None)
