@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
-from itertools import chain
 from pathlib import Path
 
 from django.conf import settings
@@ -25,6 +24,7 @@ from django.utils import timezone
 from codegraph.extractor import EXTRACTOR_VERSION, extract_rows, language_for, preload
 from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS, fts_values
+from memoryhub.db.bulk import insert_rows, update_rows
 from memoryhub.errors import Conflict, Forbidden, InvalidInput
 from teams.services import Actor, audit_log, scope_for_new_row
 
@@ -47,11 +47,6 @@ BATCH_SIZE = 200
 BINARY_SNIFF_BYTES = 8192
 # Below this many files to parse, starting worker processes costs more than it saves.
 PARALLEL_MIN_FILES = 300
-# Rows per INSERT statement, at most, and the shorter statements that take the rest.
-# Longer statements save SQLite little more, and Django rewrites every placeholder of a
-# statement each time it is run.
-ROWS_PER_INSERT = 50
-INSERT_LENGTHS = (10, 1)
 # Files per piece of a scan: one job of a worker process, one write.
 WORKER_CHUNK = 25
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
@@ -431,7 +426,7 @@ class ScanRows:
     parsed: int = 0
     skipped: int = 0
     stale: list[int] = field(default_factory=list)  # files whose old index goes
-    updates: list[tuple] = field(default_factory=list)  # see _files_update
+    updates: list[tuple] = field(default_factory=list)  # FILE_UPDATE_FIELDS, then the file id
     symbols: list[tuple] = field(default_factory=list)  # SYMBOL_FIELDS
     words: list[tuple[str, str]] = field(default_factory=list)  # FTS values per symbol
     imports: list[tuple] = field(default_factory=list)  # IMPORT_FIELDS
@@ -702,7 +697,7 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
         if gone:
             _files_delete(gone)
         if new:
-            _rows_insert(
+            insert_rows(
                 SourceFile,
                 FILE_FIELDS,
                 [
@@ -779,10 +774,10 @@ def _files_delete(file_ids: list[int]) -> None:
 def _rows_store(rows: ScanRows) -> None:
     """Write one batch: drop the changed files' old index, then insert the new one."""
     _children_delete(rows.stale)
-    _files_update(rows.updates)
-    _rows_insert(Symbol, SYMBOL_FIELDS, rows.symbols)
-    _rows_insert(ImportRef, IMPORT_FIELDS, rows.imports)
-    _rows_insert(CallRef, CALL_FIELDS, rows.calls)
+    update_rows(SourceFile, FILE_UPDATE_FIELDS, rows.updates)
+    insert_rows(Symbol, SYMBOL_FIELDS, rows.symbols)
+    insert_rows(ImportRef, IMPORT_FIELDS, rows.imports)
+    insert_rows(CallRef, CALL_FIELDS, rows.calls)
     if rows.symbols:
         # The transaction holds SQLite's write lock, so the symbols just inserted got
         # consecutive ids ending with the largest: their FTS rows need no read-back.
@@ -825,52 +820,7 @@ IMPORT_FIELDS = (
 CALL_FIELDS = ("project", "file", "callee", "receiver", "caller", "line")
 
 
-def _files_update(rows: list[tuple]) -> None:
-    """(size, mtime_ns, sha256, has_errors, skipped_reason, id) per file, in one
-    executemany (``bulk_update`` builds a CASE per field and row: far slower)."""
-    if not rows:
-        return
-    quote = connection.ops.quote_name
-    meta = SourceFile._meta
-    sets = ", ".join(
-        f"{quote(meta.get_field(name).column)} = %s"
-        for name in ("size", "mtime_ns", "sha256", "has_errors", "skipped_reason")
-    )
-    with connection.cursor() as cursor:
-        cursor.executemany(f"UPDATE {quote(meta.db_table)} SET {sets} WHERE id = %s", rows)
-
-
-def _rows_insert(model: type[models.Model], fields: tuple[str, ...], rows: list[tuple]) -> None:
-    """Insert plain value tuples, many rows per INSERT statement.
-
-    ``bulk_create`` builds and compiles a model instance per row, which costs more than
-    parsing the file did; these rows are plain strings, integers and booleans, so they
-    go in as they are. One statement per row would repeat SQLite's per-statement work
-    (the AUTOINCREMENT counter above all) for every row; statements of a few fixed
-    lengths keep that work small and are prepared once. Every column without a
-    database default must be given."""
-    if not rows:
-        return
-    meta = model._meta
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(meta.get_field(name).column) for name in fields)
-    max_params = connection.features.max_query_params or len(fields) * ROWS_PER_INSERT
-    longest = max(1, min(ROWS_PER_INSERT, max_params // len(fields)))
-    row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    head = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES "
-    flat = chain.from_iterable
-    start = 0
-    with connection.cursor() as cursor:
-        for length in sorted({longest, *INSERT_LENGTHS}, reverse=True):
-            if length > longest:
-                continue
-            stop = start + (len(rows) - start) // length * length
-            if stop > start:
-                cursor.executemany(
-                    head + ", ".join([row_marks] * length),
-                    [tuple(flat(rows[i : i + length])) for i in range(start, stop, length)],
-                )
-            start = stop
+FILE_UPDATE_FIELDS = ("size", "mtime_ns", "sha256", "has_errors", "skipped_reason")
 
 
 def _imports_reresolve(project_id: int, module_map: ModuleMap, path_ids: dict[str, int]) -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 from django.db import close_old_connections, connection
 
 from facts.models import Fact, FactKey, Status
+from memoryhub.db.bulk import insert_rows
 from memoryhub.search.text import STOPWORDS, WORD
 
 # The lowest similarity the setting accepts; stored keys are built for it.
@@ -45,6 +46,8 @@ MIN_SIMILARITY = 0.8
 SAME_SUBJECT_SIMILARITY = 0.4
 # Stored facts checked per new fact: the ones sharing the most keys with it.
 CANDIDATES = 16
+# What the rules need of a stored fact, as read for ``stored_signature``.
+KEY_FIELDS = ("id", "content", "tags", "owner_id", "team_id", "project", "layer")
 
 NAME = re.compile(r"\b[A-Z][\w-]*")
 CALENDAR_WORDS = frozenset(
@@ -345,16 +348,8 @@ def _look_up_all(key_lists: list[list[int]], answers: queue.SimpleQueue) -> None
 
 
 def fact_keys_add(rows: Iterable[tuple[int, Signature]]) -> None:
-    """Store the keys of facts just written (active ones) in one statement."""
-    values = [(fact_id, key) for fact_id, sig in rows for key in stored_keys(sig)]
-    if not values:
-        return
-    meta = FactKey._meta
-    with connection.cursor() as cursor:
-        cursor.executemany(f"INSERT INTO {meta.db_table} (fact_id, key) VALUES (%s, %s)", values)
-
-
-KEY_FIELDS = ("id", "content", "tags", "owner_id", "team_id", "project", "layer")
+    """Store the keys of facts just written (active ones)."""
+    insert_rows(FactKey, ("fact", "key"), [(i, key) for i, sig in rows for key in stored_keys(sig)])
 
 
 def fact_keys_refresh(fact_ids: Iterable[int]) -> None:
@@ -364,7 +359,5 @@ def fact_keys_refresh(fact_ids: Iterable[int]) -> None:
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
         FactKey.objects.filter(fact_id__in=chunk).delete()
-        stored = Fact.objects.filter(
-            pk__in=chunk, status=Status.ACTIVE, superseded_by__isnull=True
-        ).values_list(*KEY_FIELDS)
-        fact_keys_add((row[0], stored_signature(row)) for row in stored)
+        active = active_rows(chunk).values()
+        fact_keys_add((row[0], stored_signature(row)) for row in active if row is not None)

@@ -35,7 +35,7 @@ from facts.models import (
     Tier,
 )
 from facts.search import FACT_FTS, FACT_VECTORS, fts_values
-from memoryhub.db.bulk import insert_rows, update_rows
+from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log, scope_for_new_row
@@ -272,7 +272,7 @@ class _FactRows:
 
     def insert(self) -> list[Fact]:
         """Write the queued rows; the saved facts, in order."""
-        ids = insert_rows(Fact, self.names, self.rows)
+        ids = insert_returning_ids(Fact, self.names, self.rows)
         names = list(self.names)
         names.insert(self.pk_index, "id")
         facts = []

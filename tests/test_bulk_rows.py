@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memoryhub.db.bulk import MAX_PARAMS, insert_rows, update_rows
+from memoryhub.db.bulk import MAX_PARAMS, insert_returning_ids, insert_rows, update_rows
 from teams.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +20,7 @@ def test_insert_rows_returns_ids_in_order_across_statements():
         ("x.test", "thing", str(i), {"n": i, "tags": ["a", "b"]}, when + timedelta(seconds=i), "")
         for i in range(count)
     ]
-    ids = insert_rows(AuditEvent, FIELDS, rows)
+    ids = insert_returning_ids(AuditEvent, FIELDS, rows)
     assert len(ids) == count == len(set(ids))
     stored = AuditEvent.objects.in_bulk(ids)
     for pk, row in zip(ids, rows, strict=True):
@@ -30,7 +30,9 @@ def test_insert_rows_returns_ids_in_order_across_statements():
 
 def test_update_rows_sets_fields_by_primary_key():
     when = datetime(2026, 1, 2, tzinfo=UTC)
-    ids = insert_rows(AuditEvent, FIELDS, [("x.test", "", str(i), {}, when, "") for i in range(3)])
+    ids = insert_returning_ids(
+        AuditEvent, FIELDS, [("x.test", "", str(i), {}, when, "") for i in range(3)]
+    )
     later = when + timedelta(days=1)
     update_rows(AuditEvent, ("details", "created_at"), [({"done": True}, later, ids[1])])
     events = AuditEvent.objects.in_bulk(ids)
@@ -39,6 +41,16 @@ def test_update_rows_sets_fields_by_primary_key():
 
 
 def test_nothing_to_write_is_a_no_op():
-    assert insert_rows(AuditEvent, FIELDS, []) == []
+    assert insert_returning_ids(AuditEvent, FIELDS, []) == []
+    insert_rows(AuditEvent, FIELDS, [])
     update_rows(AuditEvent, FIELDS, [])
     assert not AuditEvent.objects.exists()
+
+
+def test_insert_rows_writes_every_row_through_statements_of_several_lengths():
+    when = datetime(2026, 3, 4, tzinfo=UTC)
+    rows = [("x.many", "", str(i), {"i": i}, when, "") for i in range(63)]  # 50 + 10 + 3 x 1
+    insert_rows(AuditEvent, FIELDS, rows)
+    stored = AuditEvent.objects.filter(action="x.many")
+    assert sorted(int(e.target_id) for e in stored) == list(range(63))
+    assert all(e.details == {"i": int(e.target_id)} and e.created_at == when for e in stored)

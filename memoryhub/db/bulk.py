@@ -10,6 +10,7 @@ times) and send one statement per chunk. They skip model signals and ``save()``.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 
 from django.db import connection, models
@@ -47,9 +48,11 @@ def _remembering(field: models.Field) -> Callable[[object], object]:
     return convert
 
 
-def _prepared(converters: list[Convert], rows: Sequence[Sequence[object]]) -> list[tuple]:
+def _prepared(
+    converters: list[Convert], rows: Sequence[Sequence[object]]
+) -> Sequence[Sequence[object]]:
     if not any(converters):
-        return [tuple(row) for row in rows]
+        return rows
     return [
         tuple(value if c is None else c(value) for c, value in zip(converters, row, strict=True))
         for row in rows
@@ -61,11 +64,47 @@ def _columns(model: type[models.Model], fields: Sequence[str]) -> str:
     return ", ".join(quote(model._meta.get_field(name).column) for name in fields)
 
 
+# Rows per INSERT statement of ``insert_rows``, at most, and the shorter statements that
+# take the rest: statements of a few fixed lengths are prepared once, while Django
+# rewrites every placeholder of a statement each time it runs.
+ROWS_PER_INSERT = 50
+INSERT_LENGTHS = (10, 1)
+
+
 def insert_rows(
     model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[object]]
-) -> list[int]:
+) -> None:
     """Insert ``rows`` (values in ``fields`` order; every column without a database
-    default given) and return their new primary keys, in order."""
+    default given), many rows per statement, when their new keys are not needed."""
+    if not rows:
+        return
+    values = _prepared(_converters(model, fields), rows)
+    max_params = connection.features.max_query_params or len(fields) * ROWS_PER_INSERT
+    longest = max(1, min(ROWS_PER_INSERT, max_params // len(fields)))
+    row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    head = (
+        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} "
+        f"({_columns(model, fields)}) VALUES "
+    )
+    flat = itertools.chain.from_iterable
+    start = 0
+    with connection.cursor() as cursor:
+        for length in sorted({longest, *INSERT_LENGTHS}, reverse=True):
+            if length > longest:
+                continue
+            stop = start + (len(values) - start) // length * length
+            if stop > start:
+                cursor.executemany(
+                    head + ", ".join([row_marks] * length),
+                    [tuple(flat(values[i : i + length])) for i in range(start, stop, length)],
+                )
+            start = stop
+
+
+def insert_returning_ids(
+    model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[object]]
+) -> list[int]:
+    """Like ``insert_rows``, returning the rows' new primary keys, in order."""
     if not rows:
         return []
     values = _prepared(_converters(model, fields), rows)
