@@ -21,8 +21,7 @@ from facts.models import Fact, MemoryConfig
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services import current_embedder, fact_touch, memory_config_get
 from memoryhub.errors import InvalidInput
-from memoryhub.search import rrf
-from memoryhub.search.fts import Within, compile_within
+from memoryhub.search import Within, compile_within, rrf
 from teams.services import Actor, audit_log
 
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from django.db import connection, transaction
 
 from facts.search import FACT_VECTORS
 from memoryhub.search import vectors
-from memoryhub.search.mirror import SignMirror, sign_bits
+from memoryhub.search.mirror import IndexCopy, sign_bits
 
 DIM = 384
 
@@ -27,7 +27,7 @@ def test_nearest_matches_a_brute_force_hamming_scan():
     rng = np.random.default_rng(3)
     matrix = unit(rng, 500)
     ids = list(range(1000, 1500))
-    mirror = SignMirror(words=DIM // 64)
+    mirror = IndexCopy(width=DIM // 64)
     mirror.load([(i, sign_bits(v)) for i, v in zip(ids, matrix, strict=True)], seq=1)
     query = matrix[42] + 0.05 * unit(rng, 1)[0]
     found = mirror.nearest(sign_bits(query), 30)
@@ -44,7 +44,7 @@ def test_nearest_matches_a_brute_force_hamming_scan():
 def test_apply_updates_deletes_inserts_and_compacts():
     rng = np.random.default_rng(4)
     matrix = unit(rng, 40)
-    mirror = SignMirror(words=DIM // 64)
+    mirror = IndexCopy(width=DIM // 64)
     mirror.load([(i, sign_bits(matrix[i])) for i in range(40)], seq=5)
     moved = -matrix[7]  # row 7 now points the other way
     newcomer = unit(rng, 1)[0]
@@ -60,15 +60,20 @@ def test_apply_updates_deletes_inserts_and_compacts():
 
 
 @pytest.fixture
-def large_index(monkeypatch):
-    """Any index counts as large, so the coarse pass runs (and mirrors are fresh). The
-    tables are emptied afterwards: a transactional test's flush leaves them alone."""
-    monkeypatch.setattr(vectors, "EXACT_SCAN_LIMIT", 10)
-    monkeypatch.setattr(vectors, "_mirrors", {})
+def small_index(monkeypatch):
+    """Fresh in-memory copies; the tables are emptied afterwards, since a transactional
+    test's flush leaves them alone."""
+    monkeypatch.setattr(vectors, "_copies", {})
     yield
     with connection.cursor() as cursor:
         for sql in FACT_VECTORS.drop_sql() + FACT_VECTORS.create_sql(DIM):
             cursor.execute(sql)
+
+
+@pytest.fixture
+def large_index(small_index, monkeypatch):
+    """Any index counts as large, so the coarse pass runs."""
+    monkeypatch.setattr(vectors, "EXACT_SCAN_LIMIT", 10)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -81,7 +86,7 @@ def test_knn_outside_a_transaction_sees_every_committed_change(large_index):
         return FACT_VECTORS.knn(query, k=3)[0].id
 
     assert best(matrix[10]) == 11
-    assert vectors._mirrors  # the search above ran on the in-memory copy
+    assert vectors._copies  # the search above ran on the in-memory copy
     with transaction.atomic():  # the SQLite path gives the same answer
         assert FACT_VECTORS.knn(matrix[10], k=3)[0].id == 11
     target = unit(rng, 1)[0]
@@ -111,16 +116,6 @@ def test_a_mirror_behind_the_pruned_log_or_a_recreated_index_reloads(large_index
     assert FACT_VECTORS.knn(wide, k=1)[0].id == 7
 
 
-@pytest.fixture
-def small_index(monkeypatch):
-    """The index stays below the exact-scan limit; tables emptied afterwards."""
-    monkeypatch.setattr(vectors, "_mirrors", {})
-    yield
-    with connection.cursor() as cursor:
-        for sql in FACT_VECTORS.drop_sql() + FACT_VECTORS.create_sql(DIM):
-            cursor.execute(sql)
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_small_index_is_scanned_exactly_in_memory_outside_transactions(small_index):
     rng = np.random.default_rng(8)
@@ -128,7 +123,7 @@ def test_a_small_index_is_scanned_exactly_in_memory_outside_transactions(small_i
     FACT_VECTORS.upsert(((i + 1, v * (1 + i % 3)) for i, v in enumerate(matrix)), model="m")
     query = unit(rng, 1)[0]
     in_memory = FACT_VECTORS.knn(query, k=10)
-    assert any(key[-1] == "float32" for key in vectors._mirrors)
+    assert any(key[-1] == "float32" for key in vectors._copies)
     with transaction.atomic():  # the scan in SQLite
         in_sqlite = FACT_VECTORS.knn(query, k=10)
     assert [h.id for h in in_memory] == [h.id for h in in_sqlite]

@@ -4,7 +4,7 @@ Apps declare their indexes in their own ``search.py`` (an ``FtsIndex`` and, wher
 embed, a ``VectorIndex``) and keep them in step from their write services.
 """
 
-from memoryhub.search.fts import FtsHit, FtsIndex, compile_within
+from memoryhub.search.fts import FtsHit, FtsIndex, Within, compile_within
 from memoryhub.search.fusion import rrf
 from memoryhub.search.text import match_all, match_any, words
 from memoryhub.search.vectors import VectorHit, VectorIndex
@@ -14,6 +14,7 @@ __all__ = [
     "FtsIndex",
     "VectorHit",
     "VectorIndex",
+    "Within",
     "compile_within",
     "match_all",
     "match_any",

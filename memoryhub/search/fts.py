@@ -194,15 +194,6 @@ class FtsIndex:
                 cached = _row_counts[key] = (cursor.fetchone()[0], now)
         return cached[0]
 
-    def search_rows(
-        self, match: str, *, limit: int, within: "QuerySet | Within | None" = None
-    ) -> list[tuple]:
-        """Like ``search`` but returns ``(id, *indexed column values)`` tuples straight
-        from the index, best first: no model rows loaded."""
-        if not match:
-            return []
-        return self._ranked(f"rowid, {', '.join(self.columns)}", match, limit, within)
-
     def ids(self) -> set[int]:
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT rowid FROM {self.table}")

@@ -28,33 +28,34 @@ Rows = list[tuple[int, bytes]]
 
 
 @dataclass
-class SignMirror:
-    """The sign bits of one index, as ``ids`` (int64) and ``bits`` (rows of uint64)."""
+class IndexCopy:
+    """Rows of one index as ``ids`` (int64) and ``values`` (one row of ``width``
+    values of ``dtype`` each): uint64 words of sign bits, or float32 vectors."""
 
-    words: int  # values per row: uint64 words of sign bits, or float32 dimensions
+    width: int
     dtype: type = np.uint64
     seq: int = -1  # the last change-log entry applied; -1: never loaded
     ids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
-    bits: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.uint64))
+    values: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.uint64))
     alive: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
     position: dict[int, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def load(self, rows: Rows, seq: int) -> None:
-        """Replace the whole copy with ``rows`` of (id, bits)."""
+        """Replace the whole copy with ``rows`` of (id, row bytes)."""
         ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        bits = np.frombuffer(b"".join(row[1] for row in rows), dtype=self.dtype)
+        values = np.frombuffer(b"".join(row[1] for row in rows), dtype=self.dtype)
         self.ids = ids
-        self.bits = bits.reshape(len(rows), self.words).copy()  # writable: rows change
+        self.values = values.reshape(len(rows), self.width).copy()  # writable: rows change
         self.alive = np.ones(len(rows), dtype=bool)
         self.position = {int(row_id): index for index, row_id in enumerate(ids)}
         self.seq = seq
 
     def apply(self, changed: Iterable[int], rows: Rows, seq: int) -> None:
-        """Bring ``changed`` ids up to date: ``rows`` holds the current bits of those
+        """Bring ``changed`` ids up to date: ``rows`` holds the current bytes of those
         still in the index; the others were deleted."""
         present = dict(rows)
-        fresh_ids, fresh_bits = [], []
+        fresh_ids, fresh_rows = [], []
         for row_id in changed:
             index = self.position.get(row_id)
             blob = present.get(row_id)
@@ -63,15 +64,15 @@ class SignMirror:
                     self.alive[index] = False
                     del self.position[row_id]
             elif index is not None:
-                self.bits[index] = np.frombuffer(blob, dtype=self.dtype)
+                self.values[index] = np.frombuffer(blob, dtype=self.dtype)
             else:
                 fresh_ids.append(row_id)
-                fresh_bits.append(blob)
+                fresh_rows.append(blob)
         if fresh_ids:
             start = len(self.ids)
             self.ids = np.concatenate([self.ids, np.asarray(fresh_ids, dtype=np.int64)])
-            added = np.frombuffer(b"".join(fresh_bits), dtype=self.dtype)
-            self.bits = np.vstack([self.bits, added.reshape(len(fresh_ids), self.words)])
+            added = np.frombuffer(b"".join(fresh_rows), dtype=self.dtype)
+            self.values = np.vstack([self.values, added.reshape(len(fresh_ids), self.width)])
             self.alive = np.concatenate([self.alive, np.ones(len(fresh_ids), dtype=bool)])
             for offset, row_id in enumerate(fresh_ids):
                 self.position[row_id] = start + offset
@@ -79,19 +80,20 @@ class SignMirror:
         dead = len(self.alive) - len(self.position)
         if dead and dead > COMPACT_SHARE * len(self.alive):
             keep = self.alive
-            rows = zip(self.ids[keep].tolist(), map(bytes, self.bits[keep]), strict=True)
+            rows = zip(self.ids[keep].tolist(), map(bytes, self.values[keep]), strict=True)
             self.load(list(rows), seq)
 
     def nearest(self, query_bits: bytes, k: int) -> list[int]:
-        """Ids of the ``k`` rows nearest to ``query_bits`` by Hamming distance."""
+        """Ids of the ``k`` rows nearest to ``query_bits`` by Hamming distance, for a
+        copy of sign bits."""
         count = len(self.ids)
         k = min(k, len(self.position))
         if k <= 0:
             return []
         query = np.frombuffer(query_bits, dtype=np.uint64)
-        ones = np.bitwise_count(self.bits ^ query)
+        ones = np.bitwise_count(self.values ^ query)
         distance = ones[:, 0].astype(np.uint16)
-        for column in range(1, self.words):
+        for column in range(1, self.width):
             distance += ones[:, column]
         # Dead rows sort last, so the k nearest are live (k is at most the live count).
         distance[~self.alive] = np.iinfo(np.uint16).max
@@ -107,7 +109,7 @@ class SignMirror:
         k = min(k, len(self.position))
         if k <= 0:
             return []
-        scores = self.bits @ np.asarray(query, dtype=np.float32)
+        scores = self.values @ np.asarray(query, dtype=np.float32)
         scores[~self.alive] = -np.inf
         best = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
         best = best[np.argsort(-scores[best], kind="stable")]
@@ -120,29 +122,28 @@ def sign_bits(vector: np.ndarray) -> bytes:
     return np.packbits(np.asarray(vector) > 0, bitorder="little").tobytes()
 
 
-def refreshed(
-    mirror: SignMirror,
+def refresh(
+    copy: IndexCopy,
     *,
     log_bounds: Callable[[], tuple[int, int]],
     changed_since: Callable[[int, int], list[int]],
     rows_of: Callable[[list[int] | None], Rows],
-) -> SignMirror:
-    """Bring ``mirror`` up to date (call with its lock held).
+) -> None:
+    """Bring ``copy`` up to date (call with its lock held).
 
     ``log_bounds()`` gives the (first, last) sequence numbers in the change log (0, 0
     when empty), ``changed_since(after, upto)`` the ids logged in that range, and
-    ``rows_of(ids)`` the current (id, bits) rows of those ids, or of every row for
+    ``rows_of(ids)`` the current (id, row bytes) of those ids, or of every row for
     None."""
     first, last = log_bounds()
-    if mirror.seq < 0 or last < mirror.seq or (first and first > mirror.seq + 1):
-        mirror.load(rows_of(None), last)
+    if copy.seq < 0 or last < copy.seq or (first and first > copy.seq + 1):
+        copy.load(rows_of(None), last)
         # Changes committed while the rows were read are read again.
         first, newest = log_bounds()
         if newest > last:
             changed = changed_since(last, newest)
-            mirror.apply(changed, rows_of(changed), newest)
-        return mirror
-    if last > mirror.seq:
-        changed = changed_since(mirror.seq, last)
-        mirror.apply(changed, rows_of(changed), last)
-    return mirror
+            copy.apply(changed, rows_of(changed), newest)
+        return
+    if last > copy.seq:
+        changed = changed_since(copy.seq, last)
+        copy.apply(changed, rows_of(changed), last)

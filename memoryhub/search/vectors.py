@@ -9,7 +9,8 @@ copies kept current through the change log (see ``memoryhub.search.mirror``).
 """
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memoryhub.search.fts import Within, compile_within, ids_within
-from memoryhub.search.mirror import SignMirror, refreshed, sign_bits
+from memoryhub.search.mirror import IndexCopy, refresh, sign_bits
 
 # Up to this many rows an exact scan is cheap enough.
 EXACT_SCAN_LIMIT = 20_000
@@ -31,14 +32,21 @@ VISIBLE_SCAN_LIMIT = 30_000
 # behind reloads in full.
 CHANGES_KEPT = 100_000
 
-_mirrors: dict[tuple, SignMirror] = {}
-_mirrors_lock = threading.Lock()
+_copies: dict[tuple, IndexCopy] = {}
+_copies_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
 class VectorHit:
     id: int
     similarity: float  # cosine similarity in [-1, 1]
+
+
+def _unit_blob(blob: bytes) -> bytes:
+    """A stored vector scaled to unit length, as stored."""
+    vector = np.frombuffer(blob, dtype="<f4")
+    norm = float(np.linalg.norm(vector))
+    return (vector / norm if norm else vector).astype("<f4").tobytes()
 
 
 def _blob(vector: np.ndarray) -> bytes:
@@ -173,18 +181,25 @@ class VectorIndex:
             return dict(cursor.fetchall())
 
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
-        ids = [int(i) for i in ids]
-        found: dict[int, np.ndarray] = {}
+        rows = self._rows_by_id(f"SELECT id, embedding FROM {self.raw_table}", "id", ids)
+        return {row_id: np.frombuffer(blob, dtype="<f4") for row_id, blob in rows}
+
+    def _rows_by_id(
+        self, select: str, key: str, ids: Iterable[int] | None
+    ) -> list[tuple[int, bytes]]:
+        """The rows of ``select`` whose ``key`` is one of ``ids`` (all rows for None)."""
         with connection.cursor() as cursor:
+            if ids is None:
+                cursor.execute(select)
+                return cursor.fetchall()
+            ids = [int(i) for i in ids]
+            found = []
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
                 marks = ", ".join(["%s"] * len(chunk))
-                cursor.execute(
-                    f"SELECT id, embedding FROM {self.raw_table} WHERE id IN ({marks})", chunk
-                )
-                for row_id, blob in cursor.fetchall():
-                    found[row_id] = np.frombuffer(blob, dtype="<f4")
-        return found
+                cursor.execute(f"{select} WHERE {key} IN ({marks})", chunk)
+                found.extend(cursor.fetchall())
+            return found
 
     def knn(
         self,
@@ -208,7 +223,7 @@ class VectorIndex:
             hits = self._exact_all(query, k=wanted if within is not None else k)
             candidates = [hit.id for hit in hits]
         else:
-            self._mirror_drop(len(query), np.float32)  # the index outgrew exact scans
+            self._copy_drop(len(query), np.float32)  # the index outgrew exact scans
             candidates = self._coarse(query, wanted)
         if within is not None:
             compiled = compiled or compile_within(within)
@@ -233,15 +248,8 @@ class VectorIndex:
         from this process's in-memory copy outside transactions (only committed rows
         may enter it), else from SQLite."""
         if not connection.in_atomic_block and len(query) % 64 == 0:
-            mirror = self._mirror(len(query) // 64, np.uint64)
-            with mirror.lock:
-                refreshed(
-                    mirror,
-                    log_bounds=self._log_bounds,
-                    changed_since=self._changed_since,
-                    rows_of=self._bits_of,
-                )
-                return mirror.nearest(sign_bits(query), wanted)
+            with self._current_copy(len(query) // 64, np.uint64, self._bits_of) as copy:
+                return copy.nearest(sign_bits(query), wanted)
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT rowid FROM {self.bits_table} "
@@ -255,54 +263,43 @@ class VectorIndex:
         process's in-memory copy of the vectors outside transactions, else in SQLite."""
         if connection.in_atomic_block:
             return self._exact(query, k=k, within=None)
-        mirror = self._mirror(len(query), np.float32)
         norm = float(np.linalg.norm(query))
         unit = query / norm if norm else query
-        with mirror.lock:
-            refreshed(
-                mirror,
-                log_bounds=self._log_bounds,
-                changed_since=self._changed_since,
-                rows_of=self._unit_vectors_of,
-            )
-            return [VectorHit(id=i, similarity=s) for i, s in mirror.most_similar(unit, k)]
+        with self._current_copy(len(query), np.float32, self._unit_vectors_of) as copy:
+            return [VectorHit(id=i, similarity=s) for i, s in copy.most_similar(unit, k)]
 
-    def _mirror_key(self, width: int, dtype: type) -> tuple:
+    def _copy_key(self, width: int, dtype: type) -> tuple:
         name = str(connection.settings_dict["NAME"])
         return (connection.alias, name, self.table, width, np.dtype(dtype).name)
 
-    def _mirror(self, width: int, dtype: type = np.uint64) -> SignMirror:
-        key = self._mirror_key(width, dtype)
-        with _mirrors_lock:
-            mirror = _mirrors.get(key)
-            if mirror is None:
-                mirror = _mirrors[key] = SignMirror(words=width, dtype=dtype)
-            return mirror
+    @contextmanager
+    def _current_copy(
+        self, width: int, dtype: type, rows_of: Callable[[list[int] | None], list]
+    ) -> Iterator[IndexCopy]:
+        """This process's in-memory copy of ``width`` values of ``dtype`` per row, brought
+        up to date from the change log, held locked for the caller."""
+        key = self._copy_key(width, dtype)
+        with _copies_lock:
+            copy = _copies.get(key)
+            if copy is None:
+                copy = _copies[key] = IndexCopy(width=width, dtype=dtype)
+        with copy.lock:
+            refresh(
+                copy,
+                log_bounds=self._log_bounds,
+                changed_since=self._changed_since,
+                rows_of=rows_of,
+            )
+            yield copy
 
-    def _mirror_drop(self, width: int, dtype: type) -> None:
-        with _mirrors_lock:
-            _mirrors.pop(self._mirror_key(width, dtype), None)
+    def _copy_drop(self, width: int, dtype: type) -> None:
+        with _copies_lock:
+            _copies.pop(self._copy_key(width, dtype), None)
 
     def _unit_vectors_of(self, ids: list[int] | None) -> list[tuple[int, bytes]]:
         """(id, the vector scaled to unit length) of these rows, or of every row."""
-        sql = f"SELECT id, embedding FROM {self.raw_table}"
-        with connection.cursor() as cursor:
-            if ids is None:
-                cursor.execute(sql)
-                rows = cursor.fetchall()
-            else:
-                rows = []
-                for start in range(0, len(ids), 500):
-                    chunk = ids[start : start + 500]
-                    marks = ", ".join(["%s"] * len(chunk))
-                    cursor.execute(f"{sql} WHERE id IN ({marks})", chunk)
-                    rows.extend(cursor.fetchall())
-        found = []
-        for row_id, blob in rows:
-            vector = np.frombuffer(blob, dtype="<f4")
-            norm = float(np.linalg.norm(vector))
-            found.append((row_id, (vector / norm if norm else vector).astype("<f4").tobytes()))
-        return found
+        rows = self._rows_by_id(f"SELECT id, embedding FROM {self.raw_table}", "id", ids)
+        return [(row_id, _unit_blob(blob)) for row_id, blob in rows]
 
     def _log_bounds(self) -> tuple[int, int]:
         with connection.cursor() as cursor:
@@ -323,18 +320,7 @@ class VectorIndex:
 
     def _bits_of(self, ids: list[int] | None) -> list[tuple[int, bytes]]:
         """(id, sign bits) of these rows, or of every row."""
-        sql = f"SELECT rowid, embedding FROM {self.bits_table}"
-        with connection.cursor() as cursor:
-            if ids is None:
-                cursor.execute(sql)
-                return cursor.fetchall()
-            found = []
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                marks = ", ".join(["%s"] * len(chunk))
-                cursor.execute(f"{sql} WHERE rowid IN ({marks})", chunk)
-                found.extend(cursor.fetchall())
-            return found
+        return self._rows_by_id(f"SELECT rowid, embedding FROM {self.bits_table}", "rowid", ids)
 
     def _exact(
         self, query: np.ndarray, *, k: int, within: QuerySet | Within | None
