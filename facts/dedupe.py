@@ -11,9 +11,14 @@ fixed order (longest first). If two word sets of sizes n and m overlap in at lea
 a = ceil(t * max(n, m)) words (which a similarity of t implies), their first two shared
 words lie within the first n - ceil(t * n) + 2 words of one and m - ceil(t * m) + 2 of
 the other; so facts that are similar enough always share a key made of a word pair from
-those prefixes. The same-subject rule uses (tag, word) keys: the overlap it needs puts a
-shared word in each prefix of n - ceil(0.4 * n) + 1 words, and a shared tag among the
-first half of the new fact's tags. Keys are hashed with the scope, so one indexed lookup
+those prefixes. The same-subject rule uses (tag, word) keys: it needs a shared tag, which
+lies among the first half of the new fact's tags, and an overlap of ceil(0.4 * n) words.
+The words of the tag itself ("rosa" and "quinn" for "rosa-quinn") are left out: every
+fact with the tag is likely to contain them, so they would find nearly all of its facts.
+Of the c tag words a fact contains, at most c are shared, so ceil(0.4 * n) - c shared words
+lie among the others, and each prefix of n - ceil(0.4 * n) + 1 of them holds one. Where
+the tag's words may be all that is shared, a (tag, "tag only") key stands in for a word.
+Keys are hashed with the scope, so one indexed lookup
 finds candidates of that scope only; the rules are then checked on the candidates'
 text. Stored keys are built for the lowest similarity the setting allows, so changing
 the setting needs no re-indexing.
@@ -106,7 +111,7 @@ class Signature:
     words: frozenset[str]
     _ordered: tuple[str, ...] | None = None
     _names: frozenset[str] | None = None
-    _stored: list[int] | None = None
+    _keys: KeySet | None = None
 
     @property
     def ordered(self) -> tuple[str, ...]:
@@ -175,50 +180,99 @@ def _token(text: str) -> int:
 
 MASK = (1 << 64) - 1
 PRIME = 0x100000001B3  # odd: multiplying by it mod 2**64 loses nothing
+OFFSET = 0xCBF29CE484222325
 
 
-def _key(*tokens: int) -> int:
-    """Combine token hashes, in order, into one signed 64-bit key."""
-    value = 0xCBF29CE484222325
-    for token in tokens:
-        value = ((value ^ token) * PRIME) & MASK
+def _mix(value: int, token: int) -> int:
+    """Fold one token hash into an unsigned 64-bit running hash."""
+    return ((value ^ token) * PRIME) & MASK
+
+
+def _signed(value: int) -> int:
+    """An unsigned 64-bit hash as the signed value a BIGINT column holds."""
     return value - (1 << 64) if value >> 63 else value
 
 
-PAIR, SINGLE, BARE, SUBJECT = (_token(kind) for kind in ("pair", "single", "bare", "subject"))
+PAIR, SINGLE, BARE, SUBJECT, TAG_ONLY = (
+    _token(kind) for kind in ("pair", "single", "bare", "subject", "tag only")
+)
 
 
-def _keys(sig: Signature, similarity: float, tags: Sequence[str]) -> list[int]:
-    scope = _token("\x1f".join(map(str, sig.scope)))
+@functools.lru_cache(maxsize=1 << 12)
+def _tag_words(tag: str) -> frozenset[str]:
+    return frozenset(WORD.findall(tag.lower()))
+
+
+@dataclass(slots=True)
+class KeySet:
+    """A fact's keys, laid out so that the keys to look up for any similarity are
+    leading slices: word pairs ordered by their later word (so the pairs within the
+    first q words come first), and the subject keys in blocks per tag, tags sorted."""
+
+    pairs: list[int]
+    subjects: list[list[int]]
+
+
+def _key_set(sig: Signature) -> KeySet:
+    scope = _mix(OFFSET, _token("\x1f".join(map(str, sig.scope))))
     ordered = sig.ordered
     n = len(ordered)
     if n == 0:
-        return [_key(scope, BARE, _token(sig.text))]
+        return KeySet([_signed(_mix(_mix(scope, BARE), _token(sig.text)))], [])
     tokens = [_token(word) for word in ordered]
     if n == 1:
-        keys = [_key(scope, SINGLE, tokens[0])]
+        pairs = [_signed(_mix(_mix(scope, SINGLE), tokens[0]))]
     else:
-        head = tokens[: _prefix(n, similarity, 2)]
-        keys = [_key(scope, PAIR, a, b) for i, a in enumerate(head) for b in head[i + 1 :]]
-    if tags:
-        subject = tokens[: _prefix(n, SAME_SUBJECT_SIMILARITY, 1)]
-        for tag in tags:
-            tag_scope = _key(scope, SUBJECT, _token(tag))
-            keys.extend(_key(tag_scope, word) for word in subject)
-    return keys
+        base = _mix(scope, PAIR)
+        firsts = [_mix(base, t) for t in tokens[: _prefix(n, MIN_SIMILARITY, 2)]]
+        pairs = [
+            _signed(_mix(firsts[i], firsts_token))
+            for j, firsts_token in enumerate(tokens[1 : len(firsts)], 1)
+            for i in range(j)
+        ]
+    subjects = []
+    # Shared words the same-subject rule needs, at least (from this side's size).
+    needed = math.ceil(SAME_SUBJECT_SIMILARITY * n - 1e-9)
+    for tag in sorted(set(sig.tags)):
+        tag_base = _mix(_mix(scope, SUBJECT), _token(tag))
+        inside = _tag_words(tag)
+        if inside.isdisjoint(sig.words):
+            rest = tokens
+        else:
+            rest = [t for word, t in zip(ordered, tokens, strict=True) if word not in inside]
+        # Every fact with this tag shares the tag's own words, so they are left out
+        # of the keys; the shared words outside the tag number at least ``still``.
+        still = needed - (n - len(rest))
+        block = [_signed(_mix(tag_base, TAG_ONLY))] if still <= 0 else []
+        block.extend(_signed(_mix(tag_base, t)) for t in rest[: len(rest) - max(still, 1) + 1])
+        subjects.append(block)
+    return KeySet(pairs, subjects)
+
+
+def key_set(sig: Signature) -> KeySet:
+    if sig._keys is None:
+        sig._keys = _key_set(sig)
+    return sig._keys
 
 
 def stored_keys(sig: Signature) -> list[int]:
     """The keys an active fact is stored under (built for the lowest similarity)."""
-    if sig._stored is None:
-        sig._stored = list(dict.fromkeys(_keys(sig, MIN_SIMILARITY, sig.tags)))
-    return sig._stored
+    keys = key_set(sig)
+    return list(dict.fromkeys([*keys.pairs, *(k for block in keys.subjects for k in block)]))
 
 
 def query_keys(sig: Signature, similarity: float) -> list[int]:
-    """The keys to look up for a new fact: every fact it may duplicate has one."""
-    tags = sorted(sig.tags)
-    return _keys(sig, similarity, tags[: math.ceil(len(tags) / 2)])
+    """The keys to look up for a new fact: every fact it may duplicate has one. Its
+    pairs come from a shorter prefix the higher ``similarity`` is, and its subject keys
+    from the first half of its tags."""
+    keys = key_set(sig)
+    n = len(sig.ordered)
+    pairs = keys.pairs
+    if n > 1:
+        q = _prefix(n, similarity, 2)
+        pairs = pairs[: q * (q - 1) // 2]
+    half = keys.subjects[: math.ceil(len(keys.subjects) / 2)]
+    return [*pairs, *(k for block in half for k in block)]
 
 
 def stored_signature(row: tuple) -> Signature:

@@ -50,6 +50,25 @@ def test_every_duplicate_pair_shares_a_key(similarity):
     assert duplicates > 300  # the sample really exercises both rules
 
 
+def test_subject_keys_leave_out_the_tags_own_words():
+    """Tags made of content words (as "rosa-quinn" for a fact naming Rosa Quinn): the
+    keys skip those words, and still no same-subject pair is missed."""
+    rng = random.Random(11)
+    vocabulary = VOCABULARY[:16]
+    tags = [f"{a}-{b}" for a, b in zip(vocabulary[::2], vocabulary[1::2], strict=True)]
+    duplicates = 0
+    for _ in range(4000):
+        base = rng.sample(vocabulary, rng.randint(1, 9))
+        other = [w for w in base if rng.random() > 0.45] + rng.sample(vocabulary, rng.randint(0, 4))
+        new_tags = rng.sample(tags, rng.randint(1, 3))
+        old_tags = new_tags[: rng.randint(1, len(new_tags))] + rng.sample(tags, rng.randint(0, 2))
+        new, old = sig(other or base, new_tags), sig(base, old_tags)
+        if is_near_duplicate(new, old, 1.0):  # the same-subject rule alone
+            duplicates += 1
+            assert set(query_keys(new, 1.0)) & set(stored_keys(old)), (new, old)
+    assert duplicates > 300
+
+
 def test_keys_depend_on_the_scope():
     words = "Alice prefers tabs over spaces".split()
     mine, theirs = sig(words, [], (1, None, "", 1)), sig(words, [], (2, None, "", 1))
