@@ -38,7 +38,7 @@ from facts.search import FACT_FTS, FACT_VECTORS, fts_values
 from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.tasks import enqueue_on_commit
-from teams.services import Actor, audit_log, scope_for_new_row
+from teams.services import Actor, audit_log, audit_log_many, scope_for_new_row
 
 MAX_TAGS = 20
 MAX_TAG_LENGTH = 64
@@ -295,10 +295,13 @@ def _resolve_supersedes(*, actor: Actor, fact_id: int) -> Fact:
     return old
 
 
-def _queue_embedding(fact_ids: list[int]) -> None:
+def _queue_embedding(fact_ids: list[int], config: MemoryConfig) -> None:
+    """Embed these facts once the transaction commits. With embeddings off nothing is
+    queued: switching them on starts the backfill, which embeds every fact without a
+    vector."""
     from facts.tasks import facts_embed
 
-    if fact_ids:
+    if fact_ids and config.embeddings_enabled:
         enqueue_on_commit(facts_embed, fact_ids)
 
 
@@ -317,7 +320,12 @@ def _signature_of(item: FactInput, scope: dict[str, Any]) -> Signature:
 MERGED_FIELDS = ("content", "tags", "importance", "confidence", "origin", "updated_at")
 
 
-def _merges_apply(*, actor: Actor, merges: list[tuple[Fact, FactInput, dict[str, Any]]]) -> None:
+def _merges_apply(
+    *,
+    actor: Actor,
+    merges: list[tuple[Fact, FactInput, dict[str, Any]]],
+    config: MemoryConfig,
+) -> None:
     """Fold near-duplicates into the facts they repeat, in order.
 
     Each merge keeps both parents, the target's previous statement and the incoming
@@ -355,15 +363,19 @@ def _merges_apply(*, actor: Actor, merges: list[tuple[Fact, FactInput, dict[str,
     )
     FACT_FTS.upsert([(t.pk, fts_values(t.content, t.tags)) for t in targets])
     fact_keys_refresh(t.pk for t in targets)
-    _queue_embedding([t.pk for t in targets])
-    for (target, _, _), (previous, incoming) in zip(merges, pairs, strict=True):
-        audit_log(
-            actor=actor,
-            action="fact.merge",
-            target_type="fact",
-            target_id=target.pk,
-            details={"parents": [previous.pk, incoming.pk]},
-        )
+    _queue_embedding([t.pk for t in targets], config)
+    audit_log_many(
+        actor=actor,
+        events=[
+            {
+                "action": "fact.merge",
+                "target_type": "fact",
+                "target_id": target.pk,
+                "details": {"parents": [previous.pk, incoming.pk]},
+            }
+            for (target, _, _), (previous, incoming) in zip(merges, pairs, strict=True)
+        ],
+    )
 
 
 def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
@@ -380,7 +392,7 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
             existing_id = DuplicateFinder(config.dedupe_similarity).find(sig)
             if existing_id is not None:
                 existing = Fact.objects.get(pk=existing_id)
-                _merges_apply(actor=actor, merges=[(existing, item, scope)])
+                _merges_apply(actor=actor, merges=[(existing, item, scope)], config=config)
                 return WriteResult(fact=existing, created=False)
         fact = _fact_from_input(actor=actor, item=item, scope=scope)
         fact.save()
@@ -407,7 +419,7 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
         archived = enforce_active_cap(
             actor=actor, owner_id=fact.owner_id, project=fact.project, config=config, keep=fact.pk
         )
-        _queue_embedding([fact.pk])
+        _queue_embedding([fact.pk], config)
     return WriteResult(fact=fact, created=True, archived=archived)
 
 
@@ -479,6 +491,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
                 (target, item, scope)
                 for target, (_, item, scope) in zip(targets, merges, strict=True)
             ],
+            config=config,
         )
         if facts:
             audit_log(
@@ -490,7 +503,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             )
         for owner_id, project in {(f.owner_id, f.project) for f in facts}:
             enforce_active_cap(actor=actor, owner_id=owner_id, project=project, config=config)
-        _queue_embedding([f.pk for f in facts])
+        _queue_embedding([f.pk for f in facts], config)
     return [
         WriteResult(fact=facts[ref], created=True)
         if kind == "new"
@@ -583,7 +596,7 @@ def fact_update(*, actor: Actor, fact: Fact, changes: dict[str, Any]) -> Fact:
         details={"fields": sorted(changed)},
     )
     if "content" in changed:
-        _queue_embedding([fact.pk])
+        _queue_embedding([fact.pk], config)
     return fact
 
 

@@ -1,6 +1,7 @@
 """Writes for teams, memberships, memory settings, agent tokens and the audit trail."""
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -64,6 +65,26 @@ def audit_log(
         target_type=target_type,
         target_id=str(target_id),
         details=details or {},
+    )
+
+
+def audit_log_many(*, actor: Actor | None, events: Sequence[dict[str, Any]]) -> None:
+    """Record several audit events of one actor in one statement; each event gives
+    ``action`` and optionally ``target_type``, ``target_id`` and ``details``."""
+    common = {
+        "actor": actor.user if actor else None,
+        "actor_token": actor.token if actor else None,
+        "actor_label": actor.label if actor else "system",
+    }
+    AuditEvent.objects.bulk_create(
+        AuditEvent(
+            **common,
+            action=event["action"],
+            target_type=event.get("target_type", ""),
+            target_id=str(event.get("target_id", "")),
+            details=event.get("details") or {},
+        )
+        for event in events
     )
 
 
