@@ -44,6 +44,8 @@ MAX_TAGS = 20
 MAX_TAG_LENGTH = 64
 EXCERPT_LENGTH = 200
 EMBED_BATCH = 64
+# New facts of a batch are inserted this many items at a time.
+WRITE_PIECE = 100
 
 
 # --- Settings -------------------------------------------------------------------------------
@@ -462,12 +464,24 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
         if look_ahead and len(cleaned) > 1:
             finder.look_ahead(signatures)
         rows = _FactRows()
+        facts: list[Fact] = []
         inserted: list[Signature] = []
         now = timezone.now()
         merges: list[tuple[object, FactInput, dict[str, Any]]] = []
-        # Per item: ("new", index in rows) or ("merge", index in merges).
+        # Per item: ("new", index in facts) or ("merge", index in merges).
         plan: list[tuple[str, int]] = []
-        for item, sig in zip(cleaned, signatures, strict=True):
+
+        def write_new() -> None:
+            # New facts are written a piece at a time, while the look-ahead reads the
+            # candidates of the pieces after them.
+            written = rows.insert()
+            FACT_FTS.upsert([(f.pk, fts_values(f.content, f.tags)) for f in written], new=True)
+            fact_keys_add(
+                (fact.pk, sig) for fact, sig in zip(written, inserted[len(facts) :], strict=True)
+            )
+            facts.extend(written)
+
+        for index, (item, sig) in enumerate(zip(cleaned, signatures, strict=True)):
             scope = scopes[(item.team, item.visibility, item.project)]
             ref = finder.find(sig)
             if ref is None:
@@ -479,10 +493,10 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
                 finder.merged(ref, sig)
                 plan.append(("merge", len(merges)))
                 merges.append((ref, item, scope))
+            if (index + 1) % WRITE_PIECE == 0:
+                write_new()
+        write_new()
 
-        facts = rows.insert()
-        FACT_FTS.upsert([(f.pk, fts_values(f.content, f.tags)) for f in facts], new=True)
-        fact_keys_add((fact.pk, sig) for fact, sig in zip(facts, inserted, strict=True))
         stored = Fact.objects.in_bulk([ref for ref, _, _ in merges if isinstance(ref, int)])
         targets = [stored[ref] if isinstance(ref, int) else facts[ref[1]] for ref, _, _ in merges]
         _merges_apply(
