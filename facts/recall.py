@@ -9,7 +9,7 @@
 """
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,10 @@ logger = logging.getLogger(__name__)
 # shorter because each vector candidate costs a Hamming-scan slot on large stores.
 FTS_CANDIDATES = 50
 VECTOR_CANDIDATES = 20
+# Two pools: a vector search waits for its query's embedding, which must never queue
+# behind it.
 _query_embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-embed")
+_vector_search_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-vectors")
 # Vector-only candidates less similar than this are noise, not memories.
 MIN_VECTOR_SIMILARITY = 0.2
 MAX_QUERY_LENGTH = 4000
@@ -119,12 +122,11 @@ def _knn(vector: Any, scope: QuerySet, compiled: Within) -> list:
     return FACT_VECTORS.knn(vector, k=VECTOR_CANDIDATES, within=scope, compiled=compiled)
 
 
-def _vector_search(
-    query: str, config: MemoryConfig, notes: list[str], scope: QuerySet, compiled: Within
-) -> tuple[Any, list]:
-    """Embed the query and search the vectors, on a pool thread's own connection."""
+def _vector_search(embedding: Future, scope: QuerySet, compiled: Within) -> tuple[Any, list]:
+    """Search the vectors for the query's embedding once it is ready, on a pool thread's
+    own connection."""
     close_old_connections()  # drop a connection that has gone stale or too old
-    vector = _embed_query(query, config, notes)
+    vector = embedding.result()
     return vector, _knn(vector, scope, compiled)
 
 
@@ -170,21 +172,21 @@ def fact_recall(
         )
 
     notes: list[str] = []
+    # The query is embedded while the caller's scope is built and searched.
+    embedding = _query_embedding_pool.submit(_embed_query, query, config, notes)
     scope = recall_scope(user=actor.user, project=project)
     compiled = compile_within(scope)  # once, for both searches
     if connection.in_atomic_block:
         # Inside a transaction another connection would not see its writes: search in
         # this thread, overlapping only the query embedding with the full-text search.
-        pending = _query_embedding_pool.submit(_embed_query, query, config, notes)
         fts_hits = FACT_FTS.search_words(query, limit=FTS_CANDIDATES, within=compiled)
-        vector = pending.result()
+        vector = embedding.result()
         vec_hits = _knn(vector, scope, compiled)
     else:
-        # Embedding and vector search on a pool thread (its own connection) while this
-        # thread runs the full-text search: SQLite and onnxruntime release the GIL.
-        pending = _query_embedding_pool.submit(
-            _vector_search, query, config, notes, scope, compiled
-        )
+        # The vector search on a pool thread (its own connection) once the embedding is
+        # ready, while this thread runs the full-text search: SQLite, numpy and
+        # onnxruntime release the GIL.
+        pending = _vector_search_pool.submit(_vector_search, embedding, scope, compiled)
         fts_hits = FACT_FTS.search_words(query, limit=FTS_CANDIDATES, within=compiled)
         vector, vec_hits = pending.result()
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]

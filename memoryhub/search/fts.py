@@ -19,6 +19,20 @@ TWO_WORDS_ENOUGH = 10
 ROW_COUNT_TTL = 10.0
 _row_counts: dict[tuple, tuple[int, float]] = {}
 
+
+def cached_row_count(table: str) -> int:
+    """``count(*)`` of ``table``, read at most every ROW_COUNT_TTL seconds per process and
+    database: for choosing how to search, where a slightly old figure does no harm."""
+    key = (connection.alias, str(connection.settings_dict["NAME"]), table)
+    now = time.monotonic()
+    cached = _row_counts.get(key)
+    if cached is None or now - cached[1] > ROW_COUNT_TTL:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT count(*) FROM {table}")
+            cached = _row_counts[key] = (cursor.fetchone()[0], now)
+    return cached[0]
+
+
 # A filtered search first looks at this many unfiltered best matches per wanted row.
 OVERFETCH_FACTOR = 4
 OVERFETCH_MIN = 100
@@ -185,14 +199,7 @@ class FtsIndex:
     def row_count(self) -> int:
         """How many rows the index holds, read at most every ROW_COUNT_TTL seconds per
         process."""
-        key = (connection.alias, str(connection.settings_dict["NAME"]), self.table)
-        now = time.monotonic()
-        cached = _row_counts.get(key)
-        if cached is None or now - cached[1] > ROW_COUNT_TTL:
-            with connection.cursor() as cursor:
-                cursor.execute(f"SELECT count(*) FROM {self.table}_docsize")
-                cached = _row_counts[key] = (cursor.fetchone()[0], now)
-        return cached[0]
+        return cached_row_count(f"{self.table}_docsize")
 
     def ids(self) -> set[int]:
         with connection.cursor() as cursor:

@@ -17,7 +17,7 @@ import numpy as np
 from django.db import connection
 from django.db.models import QuerySet
 
-from memoryhub.search.fts import Within, compile_within, ids_within
+from memoryhub.search.fts import Within, cached_row_count, compile_within, ids_within
 from memoryhub.search.mirror import IndexCopy, refresh, sign_bits
 
 # Up to this many rows an exact scan is cheap enough.
@@ -215,7 +215,9 @@ class VectorIndex:
         query = np.asarray(vector, dtype="<f4")
         if k <= 0:
             return []
-        total = self.count()
+        # How to search depends on the size: a figure a few seconds old will do, but
+        # an empty index is checked afresh (its first rows must be found at once).
+        total = cached_row_count(f"{self.table}_rowids") or self.count()
         if total == 0:
             return []
         wanted = max(k * COARSE_FACTOR, COARSE_MIN)
