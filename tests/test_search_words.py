@@ -1,19 +1,21 @@
 """Full-text queries built from user words: safe to run whatever the input, and on a
-large index limited to rows sharing two of the words when there are enough."""
+large index limited to rows sharing two of the words (one of them uncommon, first) when
+there are enough."""
 
 import pytest
 
 from facts.search import FACT_FTS
 from memoryhub.search import fts
-from memoryhub.search.text import match_any, match_two
+from memoryhub.search.text import match_any, match_pairs, query_terms
 
 
-def test_match_two_pairs_every_word_and_quotes_them():
-    assert match_two('deploy "prod" AND (db') == (
+def test_match_pairs_pairs_the_words_and_quotes_them():
+    terms = query_terms('the deploy "prod" AND (db')
+    assert terms == ["deploy", "prod", "db"]  # stopwords and operators are words to drop
+    assert match_pairs(terms) == (
         '("deploy" AND "prod") OR ("deploy" AND "db") OR ("prod" AND "db")'
     )
-    assert match_two("the deploy") == ""  # one word once stopwords are dropped
-    assert match_two(" ".join(f"w{i}" for i in range(9))) == ""  # too many pairs
+    assert match_pairs(terms, anchors=["db"]) == '("deploy" AND "db") OR ("prod" AND "db")'
     assert match_any("who runs tests") == '"runs" OR "tests"'
 
 
@@ -34,6 +36,7 @@ def indexed(db):
 def large(monkeypatch):
     monkeypatch.setattr(fts, "TWO_WORDS_ROWS", 1)
     monkeypatch.setattr(fts, "_row_counts", {})
+    monkeypatch.setattr(fts, "_doc_counts", {})
 
 
 def test_on_a_large_index_rows_sharing_two_words_are_enough(indexed, large):
@@ -49,3 +52,22 @@ def test_too_few_rows_sharing_two_words_fall_back_to_any_word(indexed, large):
 def test_a_small_index_ranks_every_row_sharing_a_word(indexed):
     hits = FACT_FTS.search_words("Who runs load tests on Vortex?", limit=2)
     assert hits[0].id == 1 and len(hits) == 2
+
+
+def test_rows_sharing_an_uncommon_word_are_ranked_first(indexed, large, monkeypatch):
+    """Many rows repeat the common words of the question ("runs", "load", "tests") and
+    would outrank a row naming what it asks about; when enough rows pair its uncommon
+    word with another, only those are ranked."""
+    monkeypatch.setattr(fts, "COMMON_SHARE", 0.1)
+    crowd = {100 + i: f"Person{i} runs runs load load tests tests" for i in range(15)}
+    crowd |= {200 + i: f"Lunch number {i} is at noon" for i in range(80)}
+    crowd[5] = "The Vortex load balancer drops idle sockets"
+    FACT_FTS.upsert([(i, (text, "")) for i, text in crowd.items()], new=True)
+    try:
+        hits = FACT_FTS.search_words("Who runs load tests on Vortex?", limit=2)
+        assert {h.id for h in hits} == {1, 5}
+        # Without an uncommon word, every pair is ranked: the crowd comes back.
+        hits = FACT_FTS.search_words("Who runs load tests?", limit=2)
+        assert {h.id for h in hits} <= {1, 3, *crowd} and 5 not in {h.id for h in hits}
+    finally:
+        FACT_FTS.delete(crowd)

@@ -8,7 +8,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
-from memoryhub.search.text import match_any, match_two
+from memoryhub.search.text import match_any, match_pairs, query_terms
 
 Within = tuple[str, tuple]
 
@@ -16,8 +16,14 @@ Within = tuple[str, tuple]
 # when there are enough (see ``FtsIndex.search_words``).
 TWO_WORDS_ROWS = 20_000
 TWO_WORDS_ENOUGH = 10
+# A word in more than this share of the rows is common: see ``FtsIndex.search_words``.
+COMMON_SHARE = 0.02
+MAX_PAIRED_WORDS = 8
 ROW_COUNT_TTL = 10.0
 _row_counts: dict[tuple, tuple[int, float]] = {}
+DOC_COUNT_TTL = 300.0
+DOC_COUNTS_KEPT = 50_000
+_doc_counts: dict[tuple, tuple[int, float]] = {}
 
 
 def cached_row_count(table: str) -> int:
@@ -183,18 +189,43 @@ class FtsIndex:
     ) -> list[FtsHit]:
         """The best ``limit`` rows for any of the words of ``text``.
 
-        On a large index, when enough rows share two or more of the words (``limit``,
-        or TWO_WORDS_ENOUGH if fewer), only those are ranked: scoring every row that
-        shares one common word ("runs", "tests") is what makes a search of a big index
-        slow, and such rows seldom beat rows sharing two. Otherwise every row sharing a
-        word is ranked."""
-        if self.row_count() >= TWO_WORDS_ROWS:
-            two = match_two(text)
-            if two:
-                hits = self.search(two, limit=limit, within=within)
-                if len(hits) >= min(limit, TWO_WORDS_ENOUGH):
+        Scoring every row that shares one common word ("runs", "tests") is what makes a
+        search of a big index slow, and such rows seldom beat rows sharing two words.
+        So on a large index, while enough rows are found (``limit``, or TWO_WORDS_ENOUGH
+        if fewer), only these are ranked, in turn: rows sharing two of the words one of
+        which is uncommon (in at most COMMON_SHARE of the rows: a name, not a verb of
+        every other fact); rows sharing any two of the words; then every row sharing a
+        word."""
+        terms = query_terms(text)
+        if self.row_count() >= TWO_WORDS_ROWS and 2 <= len(terms) <= MAX_PAIRED_WORDS:
+            enough = min(limit, TWO_WORDS_ENOUGH)
+            common = COMMON_SHARE * self.row_count()
+            uncommon = [t for t in terms if self.doc_count(t) <= common]
+            stages = (
+                [match_pairs(terms, anchors=uncommon)] if 0 < len(uncommon) < len(terms) else []
+            )
+            for match in [*stages, match_pairs(terms)]:
+                hits = self.search(match, limit=limit, within=within)
+                if len(hits) >= enough:
                     return hits
         return self.search(match_any(text), limit=limit, within=within)
+
+    def doc_count(self, word: str) -> int:
+        """How many rows hold ``word``, remembered per process for DOC_COUNT_TTL
+        seconds (a common word's count costs a walk of its whole row list)."""
+        key = (connection.alias, str(connection.settings_dict["NAME"]), self.table, word)
+        now = time.monotonic()
+        cached = _doc_counts.get(key)
+        if cached is None or now - cached[1] > DOC_COUNT_TTL:
+            if len(_doc_counts) >= DOC_COUNTS_KEPT:
+                _doc_counts.clear()
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH %s",
+                    [match_any(word, drop_stopwords=False)],
+                )
+                cached = _doc_counts[key] = (cursor.fetchone()[0], now)
+        return cached[0]
 
     def row_count(self) -> int:
         """How many rows the index holds, read at most every ROW_COUNT_TTL seconds per

@@ -45,15 +45,15 @@ def match_any(text: str, *, drop_stopwords: bool = True) -> str:
     return " OR ".join(_quote(t) for t in query_terms(text, drop_stopwords=drop_stopwords))
 
 
-def match_two(text: str, *, max_terms: int = 8) -> str:
-    """An FTS5 query matching rows with at least two of the words of ``text``: an OR of
-    every pair. bm25 counts a word once per pair it matches in, so rows sharing more of
-    the words rank higher still. Returns "" for fewer than two or more than
-    ``max_terms`` words (the pairs grow with the square)."""
-    terms = [_quote(t) for t in query_terms(text)]
-    if not 2 <= len(terms) <= max_terms:
-        return ""
-    return " OR ".join(f"({a} AND {b})" for a, b in itertools.combinations(terms, 2))
+def match_pairs(terms: list[str], *, anchors: list[str] | None = None) -> str:
+    """An FTS5 query matching rows with two of ``terms``, one of them among ``anchors``
+    when given (every pair otherwise)."""
+    anchored = set(terms if anchors is None else anchors)
+    return " OR ".join(
+        f"({_quote(a)} AND {_quote(b)})"
+        for a, b in itertools.combinations(terms, 2)
+        if a in anchored or b in anchored
+    )
 
 
 def match_all(text: str, *, prefix_last: bool = True) -> str:
