@@ -8,6 +8,7 @@
 5. access counts updated; reads of other people's facts audited.
 """
 
+import functools
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from facts.models import Fact, MemoryConfig
+from facts.models import Fact, MemoryConfig, recency, use
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services import current_embedder, fact_touch, memory_config_get
 from memoryhub.errors import InvalidInput
@@ -53,11 +54,12 @@ LOADED_FIELDS = (
     "last_accessed_at",
     "created_at",
 )
+CONTENT, CATEGORY = LOADED_FIELDS.index("content"), LOADED_FIELDS.index("category")
 
 
 @dataclass
 class RecallItem:
-    fact: Fact
+    row: tuple  # the fact's LOADED_FIELDS
     score: float
     bm25_rank: int | None
     vector_rank: int | None
@@ -66,8 +68,22 @@ class RecallItem:
     fused: float
     boosts: dict[str, float]
 
+    @property
+    def id(self) -> int:
+        return self.row[0]
+
+    @property
+    def category(self) -> str:
+        return self.row[CATEGORY]
+
+    @functools.cached_property
+    def fact(self) -> Fact:
+        """The fact, with LOADED_FIELDS only: built for the items recalled, not for
+        every candidate scored."""
+        return Fact.from_db(connection.alias, LOADED_FIELDS, self.row)
+
     def line(self) -> str:
-        return f"- [{self.fact.category}] {self.fact.content}"
+        return f"- [{self.category}] {self.row[CONTENT]}"
 
     def as_dict(self) -> dict[str, Any]:
         fact = self.fact
@@ -130,12 +146,14 @@ def _vector_search(embedding: Future, scope: QuerySet, compiled: Within) -> tupl
     return vector, _knn(vector, scope, compiled)
 
 
-def _boosts(fact: Fact, *, config: MemoryConfig, now: Any) -> dict[str, float]:
-    recency = fact.recency(now=now, half_life_days=config.recency_half_life_days)
+def _boosts(row: tuple, *, config: MemoryConfig, now: Any) -> dict[str, float]:
+    fact = dict(zip(LOADED_FIELDS, row, strict=True))
+    last_used = fact["last_accessed_at"] or fact["created_at"]
     return {
-        "importance": config.weight_importance * fact.importance,
-        "recency": config.weight_recency * recency,
-        "access": config.weight_access * fact.use(saturation=100),
+        "importance": config.weight_importance * fact["importance"],
+        "recency": config.weight_recency
+        * recency(last_used, now=now, half_life_days=config.recency_half_life_days),
+        "access": config.weight_access * use(fact["access_count"], saturation=100),
     }
 
 
@@ -202,19 +220,19 @@ def fact_recall(
 
     # Both candidate lists were drawn from ``scope`` already.
     rows = Fact.objects.filter(pk__in=list(fused)).order_by().values_list(*LOADED_FIELDS)
-    facts = {row[0]: Fact.from_db(connection.alias, LOADED_FIELDS, row) for row in rows}
+    by_id = {row[0]: row for row in rows}
     now = timezone.now()
     # Fused scores are at most 2 / (k + 1); normalise so boosts weigh the same whatever k.
     top = 2.0 / (config.rrf_k + 1)
     scored: list[RecallItem] = []
     for fact_id, fused_score in fused.items():
-        fact = facts.get(fact_id)
-        if fact is None:
+        row = by_id.get(fact_id)
+        if row is None:
             continue
-        boosts = _boosts(fact, config=config, now=now)
+        boosts = _boosts(row, config=config, now=now)
         scored.append(
             RecallItem(
-                fact=fact,
+                row=row,
                 score=fused_score / top + sum(boosts.values()),
                 bm25_rank=bm25_rank.get(fact_id),
                 vector_rank=vec_rank.get(fact_id),
@@ -224,7 +242,7 @@ def fact_recall(
                 boosts=boosts,
             )
         )
-    scored.sort(key=lambda item: (-item.score, -item.fact.pk))
+    scored.sort(key=lambda item: (-item.score, -item.id))
 
     chosen: list[RecallItem] = []
     used_chars = 0
@@ -235,12 +253,12 @@ def fact_recall(
         length = len(item.line()) + 1
         if used_chars + length > char_budget:
             continue
-        limit = budgets.get(item.fact.category)
-        if limit is not None and per_category.get(item.fact.category, 0) >= limit:
+        limit = budgets.get(item.category)
+        if limit is not None and per_category.get(item.category, 0) >= limit:
             continue
         chosen.append(item)
         used_chars += length
-        per_category[item.fact.category] = per_category.get(item.fact.category, 0) + 1
+        per_category[item.category] = per_category.get(item.category, 0) + 1
 
     block = "\n".join([BLOCK_HEADER, *(item.line() for item in chosen)]) if chosen else ""
     if touch and chosen:
