@@ -10,6 +10,8 @@
 
 import functools
 import logging
+import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -267,18 +269,27 @@ def fact_recall(
         if connection.in_atomic_block:
             _record_use(actor, used, others, project)
         else:
-            _use_pool.submit(_record_use_apart, actor, used, others, project)
+            _record_use_later(actor, used, others, project)
     return RecallResult(block=block, items=chosen, mode=mode, notes=notes)
 
 
-# Outside transactions the access counts and the cross-scope audit of a recall are
-# written after the answer, on one thread with its own connection: a write transaction
-# (and now and then a WAL checkpoint) would otherwise sit in every recall's latency.
+# Outside transactions the access counts and cross-scope audit events of recalls are
+# written after the answers, on one thread with its own connection, gathered for
+# USE_FLUSH_SECONDS into one write: a write transaction per recall (and now and then a
+# WAL checkpoint) would otherwise sit in the latency of the recalls around it. Counts
+# wait at most that long; a process that stops cleanly writes them before it exits.
+USE_FLUSH_SECONDS = 1.0
 _use_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-use")
+_uses: list[tuple[Actor, list[int], list[int], str | None]] = []
+_uses_lock = threading.Lock()
 
 
 def _record_use(actor: Actor, used: list[int], others: list[int], project: str | None) -> None:
     fact_touch(fact_ids=used)
+    _audit_cross_scope(actor, others, project)
+
+
+def _audit_cross_scope(actor: Actor, others: list[int], project: str | None) -> None:
     if others:
         audit_log(
             actor=actor,
@@ -289,12 +300,27 @@ def _record_use(actor: Actor, used: list[int], others: list[int], project: str |
         )
 
 
-def _record_use_apart(
+def _record_use_later(
     actor: Actor, used: list[int], others: list[int], project: str | None
 ) -> None:
+    with _uses_lock:
+        _uses.append((actor, used, others, project))
+        first = len(_uses) == 1
+    if first:
+        _use_pool.submit(_uses_write, USE_FLUSH_SECONDS)
+
+
+def _uses_write(delay: float) -> None:
+    """Write the uses gathered so far, after ``delay`` seconds for more to join."""
+    time.sleep(delay)
+    with _uses_lock:
+        uses = list(_uses)
+        _uses.clear()
     close_old_connections()  # drop a connection that has gone stale or too old
     try:
         with transaction.atomic():
-            _record_use(actor, used, others, project)
+            fact_touch(fact_ids=[i for _, used, _, _ in uses for i in used])
+            for actor, _, others, project in uses:
+                _audit_cross_scope(actor, others, project)
     except Exception:  # bookkeeping: never worth more than a log line
         logger.exception("Recording the use of recalled facts failed")

@@ -7,6 +7,7 @@ embedding after commit, so a fact is kept even when the embedder is down.
 
 import functools
 import math
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -776,8 +777,12 @@ def facts_backfill(*, batch_size: int = 256) -> int:
 
 
 def fact_touch(*, fact_ids: Sequence[int]) -> None:
-    """Count one more access of these facts."""
-    if fact_ids:
-        Fact.objects.filter(pk__in=list(fact_ids)).update(
-            access_count=F("access_count") + 1, last_accessed_at=timezone.now()
+    """Count one more access of a fact per time its id is listed."""
+    by_count: dict[int, list[int]] = defaultdict(list)
+    for fact_id, count in Counter(fact_ids).items():
+        by_count[count].append(fact_id)
+    now = timezone.now()
+    for count, ids in by_count.items():
+        Fact.objects.filter(pk__in=ids).update(
+            access_count=F("access_count") + count, last_accessed_at=now
         )

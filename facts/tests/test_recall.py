@@ -169,11 +169,13 @@ def test_outside_a_transaction_the_vector_search_runs_on_its_own_connection(
     assert result.items[0].fact.content == "The user prefers dark mode in every editor"
     assert result.items[0].vector_rank == 1
     assert recall(outsider, "which colour theme should the IDE use?").items == []
-    # The access was counted after the answer, on the bookkeeping thread.
+    # The access was counted after the answer, on the bookkeeping thread, together with
+    # the next recall's: one write, each access counted.
+    recall(owner, "dark mode in the editor")
     from facts.recall import _use_pool
 
-    _use_pool.submit(lambda: None).result()  # one thread: runs after the recall's writes
-    assert Fact.objects.get(pk=result.items[0].fact.pk).access_count == 1
+    _use_pool.submit(lambda: None).result()  # one thread: runs after the uses' write
+    assert Fact.objects.get(pk=result.items[0].fact.pk).access_count == 2
 
 
 def test_recall_fields_are_named_in_model_order():
