@@ -353,17 +353,36 @@ class DuplicateFinder:
 
 def candidate_ids(keys: list[int]) -> list[tuple[int, int]]:
     """(fact id, keys shared) of the stored facts sharing the most of ``keys``."""
-    if not keys:
-        return []
-    marks = ", ".join(["%s"] * len(keys))
+    return candidate_ids_many([keys])[0]
+
+
+def candidate_ids_many(key_lists: Sequence[list[int]]) -> list[list[tuple[int, int]]]:
+    """``candidate_ids`` of each key list, in one statement: each list's matching fact
+    ids come back joined into one text value, counted here."""
+    found: list[list[tuple[int, int]]] = [[] for _ in key_lists]
+    pairs = [(n, key) for n, keys in enumerate(key_lists) for key in dict.fromkeys(keys)]
+    if not pairs:
+        return found
+    if connection.vendor == "postgresql":
+        joined = "string_agg(CAST(k.fact_id AS text), ',')"
+    else:
+        joined = "group_concat(k.fact_id)"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT fact_id, COUNT(*) AS n FROM {FactKey._meta.db_table} "
-            f"WHERE key IN ({marks}) GROUP BY fact_id ORDER BY n DESC, fact_id DESC "
-            f"LIMIT {CANDIDATES}",
-            keys,
+            f"WITH q(n, key) AS (VALUES {', '.join(['(%s, %s)'] * len(pairs))}) "
+            f"SELECT q.n, {joined} FROM q JOIN {FactKey._meta.db_table} k ON k.key = q.key "
+            f"GROUP BY q.n",
+            [value for pair in pairs for value in pair],
         )
-        return cursor.fetchall()
+        for n, ids in cursor.fetchall():
+            counts = Counter(map(int, ids.split(",")))
+            found[n] = sorted(counts.items(), key=_most_shared)[:CANDIDATES]
+    return found
+
+
+def _most_shared(item: tuple[int, int]) -> tuple[int, int]:
+    fact_id, shared = item
+    return -shared, -fact_id
 
 
 def active_rows(fact_ids: Iterable[int]) -> dict[int, tuple | None]:
@@ -410,7 +429,7 @@ def _look_up_all(key_lists: list[list[int]], answers: queue.SimpleQueue) -> None
     sent: set[int] = set()
     try:
         for start in range(0, len(key_lists), LOOK_AHEAD_CHUNK):
-            chunk = [candidate_ids(keys) for keys in key_lists[start : start + LOOK_AHEAD_CHUNK]]
+            chunk = candidate_ids_many(key_lists[start : start + LOOK_AHEAD_CHUNK])
             rows = active_rows(i for shared in chunk for i, _ in shared if i not in sent)
             for shared in chunk:
                 fresh = {i: rows[i] for i, _ in shared if i not in sent}
