@@ -11,7 +11,6 @@
 import functools
 import logging
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -282,6 +281,15 @@ USE_FLUSH_SECONDS = 1.0
 _use_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-use")
 _uses: list[tuple[Actor, list[int], list[int], str | None]] = []
 _uses_lock = threading.Lock()
+_flush_now = threading.Event()
+
+
+def recall_uses_flush() -> None:
+    """Write the access counts and audit events of recent recalls now, and wait for
+    them (the test suite does between tests). A process that exits waits for them
+    anyway: the pool's thread finishes its work first."""
+    _flush_now.set()
+    _use_pool.submit(_flush_now.clear).result()
 
 
 def _record_use(actor: Actor, used: list[int], others: list[int], project: str | None) -> None:
@@ -311,8 +319,10 @@ def _record_use_later(
 
 
 def _uses_write(delay: float) -> None:
-    """Write the uses gathered so far, after ``delay`` seconds for more to join."""
-    time.sleep(delay)
+    """Write the uses gathered so far, after ``delay`` seconds for more to join (or
+    at once when ``recall_uses_flush`` asks)."""
+    _flush_now.wait(delay)
+    _flush_now.clear()
     with _uses_lock:
         uses = list(_uses)
         _uses.clear()

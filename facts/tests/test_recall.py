@@ -172,9 +172,9 @@ def test_outside_a_transaction_the_vector_search_runs_on_its_own_connection(
     # The access was counted after the answer, on the bookkeeping thread, together with
     # the next recall's: one write, each access counted.
     recall(owner, "dark mode in the editor")
-    from facts.recall import _use_pool
+    from facts.recall import recall_uses_flush
 
-    _use_pool.submit(lambda: None).result()  # one thread: runs after the uses' write
+    recall_uses_flush()
     assert Fact.objects.get(pk=result.items[0].fact.pk).access_count == 2
 
 
