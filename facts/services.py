@@ -9,6 +9,7 @@ import functools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -710,34 +711,51 @@ def facts_embed(*, fact_ids: Sequence[int]) -> int:
     if not config.embeddings_enabled:
         return 0
     embedder = current_embedder(config)
-    done = 0
     ids = list(fact_ids)
-    for start in range(0, len(ids), EMBED_BATCH):
-        chunk = list(
-            Fact.objects.filter(pk__in=ids[start : start + EMBED_BATCH]).values_list(
-                "pk", "content"
-            )
-        )
-        if not chunk:
-            continue
-        vectors = embedder.embed([content for _, content in chunk])
-        FACT_VECTORS.ensure_dim(embedder.dim)
-        with transaction.atomic():
-            # Only facts whose content is still what was embedded get the vector.
-            current = dict(
-                Fact.objects.filter(pk__in=[pk for pk, _ in chunk]).values_list("pk", "content")
-            )
-            fresh = [
-                (pk, vec)
-                for (pk, content), vec in zip(chunk, vectors, strict=True)
-                if current.get(pk) == content
-            ]
-            FACT_VECTORS.upsert(fresh, model=embedder.model_id)
-            Fact.objects.filter(pk__in=[pk for pk, _ in fresh]).update(
-                embedding_model=embedder.model_id
-            )
-        done += len(fresh)
+    chunks = [ids[start : start + EMBED_BATCH] for start in range(0, len(ids), EMBED_BATCH)]
+
+    def read(chunk: list[int]) -> list[tuple[int, str]]:
+        return list(Fact.objects.filter(pk__in=chunk).values_list("pk", "content"))
+
+    def embed_soon(rows: list[tuple[int, str]]) -> Future | None:
+        return _embed_ahead.submit(embedder.embed, [c for _, c in rows]) if rows else None
+
+    # Each chunk is embedded on a pool thread while the one before it is written here.
+    done = 0
+    rows = read(chunks[0]) if chunks else []
+    vectors = embed_soon(rows)
+    for index in range(len(chunks)):
+        current, current_vectors = rows, vectors
+        if index + 1 < len(chunks):
+            rows = read(chunks[index + 1])
+            vectors = embed_soon(rows)
+        if current_vectors is not None:
+            done += _vectors_store(current, current_vectors.result(), embedder)
     return done
+
+
+# Embeds the next chunk of a ``facts_embed`` run while the current one is stored.
+_embed_ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-ahead")
+
+
+def _vectors_store(rows: list[tuple[int, str]], vectors: Any, embedder: Any) -> int:
+    """Store the vectors of the facts in ``rows`` (id, content embedded) whose content is
+    still what was embedded; how many were stored."""
+    FACT_VECTORS.ensure_dim(embedder.dim)
+    with transaction.atomic():
+        current = dict(
+            Fact.objects.filter(pk__in=[pk for pk, _ in rows]).values_list("pk", "content")
+        )
+        fresh = [
+            (pk, vec)
+            for (pk, content), vec in zip(rows, vectors, strict=True)
+            if current.get(pk) == content
+        ]
+        FACT_VECTORS.upsert(fresh, model=embedder.model_id)
+        Fact.objects.filter(pk__in=[pk for pk, _ in fresh]).update(
+            embedding_model=embedder.model_id
+        )
+    return len(fresh)
 
 
 def facts_needing_embedding(config: MemoryConfig | None = None):
