@@ -14,6 +14,7 @@ from facts.services import (
     fact_delete,
     fact_update,
     facts_backfill,
+    facts_embed,
     memory_config_get,
     memory_config_update,
 )
@@ -53,6 +54,33 @@ def test_update_reindexes_and_reembeds(owner, remember, django_capture_on_commit
     after = FACT_VECTORS.vectors([fact.pk])[fact.pk]
     assert float(before @ after) < 0.99
     assert not FACT_FTS.search('"berlin"', limit=5)
+
+
+def test_facts_are_embedded_chunk_after_chunk(owner, monkeypatch):
+    """Each chunk is embedded while the one before it is stored: every fact of every
+    chunk gets its vector, and an id that is gone is skipped."""
+    monkeypatch.setattr("facts.services.EMBED_BATCH", 2)
+    results = fact_bulk_create(
+        actor=Actor(user=owner),
+        items=[
+            {"content": f"Service {name} listens on port {port}"}
+            for name, port in [
+                ("alpha", 8001),
+                ("bravo", 8002),
+                ("charlie", 8003),
+                ("delta", 8004),
+                ("echo", 8005),
+            ]
+        ],
+    )
+    facts = [r.fact for r in results]
+    assert not any(embedded(f) for f in facts)  # queued for after the commit
+    ids = [f.pk for f in facts]
+    assert facts_embed(fact_ids=[*ids[:2], 999_999, *ids[2:]]) == 5
+    assert all(embedded(f) for f in facts)
+    assert set(Fact.objects.filter(pk__in=ids).values_list("embedding_model", flat=True)) == {
+        "local:all-MiniLM-L6-v2-int8"
+    }
 
 
 def test_delete_leaves_no_fts_row_and_no_vector(owner, remember):
