@@ -70,13 +70,13 @@ class FactQuerySet(ScopedQuerySet):
         )
 
 
-def recency(last_used: datetime, *, now: datetime, half_life_days: float) -> float:
+def recency_score(last_used: datetime, *, now: datetime, half_life_days: float) -> float:
     """1 for a fact created or used at ``now``, halving every ``half_life_days``."""
     age_days = max(0.0, (now - last_used).total_seconds() / 86400)
     return 0.5 ** (age_days / max(half_life_days, 0.1))
 
 
-def use(access_count: int, *, saturation: int) -> float:
+def use_score(access_count: int, *, saturation: int) -> float:
     """An access count on a log scale, 1 at ``saturation`` accesses and beyond."""
     return min(1.0, math.log1p(access_count) / math.log1p(saturation))
 
@@ -152,13 +152,13 @@ class Fact(ScopedModel):
 
     def recency(self, *, now: datetime, half_life_days: float) -> float:
         """1 when just created or used, halving every ``half_life_days``."""
-        return recency(
+        return recency_score(
             self.last_accessed_at or self.created_at, now=now, half_life_days=half_life_days
         )
 
     def use(self, *, saturation: int) -> float:
         """Access count on a log scale, 1 at ``saturation`` accesses and beyond."""
-        return use(self.access_count, saturation=saturation)
+        return use_score(self.access_count, saturation=saturation)
 
     @property
     def is_recallable(self) -> bool:

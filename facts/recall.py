@@ -19,7 +19,7 @@ from django.db import close_old_connections, connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from facts.models import Fact, MemoryConfig, recency, use
+from facts.models import Fact, MemoryConfig, recency_score, use_score
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services import current_embedder, fact_touch, memory_config_get
 from memoryhub.errors import InvalidInput
@@ -153,8 +153,8 @@ def _boosts(row: tuple, *, config: MemoryConfig, now: Any) -> dict[str, float]:
     return {
         "importance": config.weight_importance * fact["importance"],
         "recency": config.weight_recency
-        * recency(last_used, now=now, half_life_days=config.recency_half_life_days),
-        "access": config.weight_access * use(fact["access_count"], saturation=100),
+        * recency_score(last_used, now=now, half_life_days=config.recency_half_life_days),
+        "access": config.weight_access * use_score(fact["access_count"], saturation=100),
     }
 
 
