@@ -136,10 +136,14 @@ def test_deleted_and_added_files_are_dropped_and_indexed(project, tree):
 
 def test_an_extractor_version_change_reindexes_everything(project, monkeypatch):
     scan(project)
+    counts = [model.objects.count() for model in (SourceFile, Symbol, CallRef, ImportRef)]
     monkeypatch.setattr(services, "EXTRACTOR_VERSION", 999)
     result = scan(project)
     assert result.full and result.parsed == 5
     assert project.extractor_version == 999
+    # Every file's old rows were replaced, not added to.
+    assert [m.objects.count() for m in (SourceFile, Symbol, CallRef, ImportRef)] == counts
+    assert len(SYMBOL_FTS.ids()) == counts[1]
     assert scan(project).parsed == 0
 
 
