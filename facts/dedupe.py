@@ -18,10 +18,9 @@ fact with the tag is likely to contain them, so they would find nearly all of it
 Of the c tag words a fact contains, at most c are shared, so ceil(0.4 * n) - c shared words
 lie among the others, and each prefix of n - ceil(0.4 * n) + 1 of them holds one. Where
 the tag's words may be all that is shared, a (tag, "tag only") key stands in for a word.
-Keys are hashed with the scope, so one indexed lookup
-finds candidates of that scope only; the rules are then checked on the candidates'
-text. Stored keys are built for the lowest similarity the setting allows, so changing
-the setting needs no re-indexing.
+Keys are hashed with the scope, so one indexed lookup finds candidates of that scope
+only; the rules are then checked on the candidates' text. Stored keys are built for the
+lowest similarity the setting allows, so changing the setting needs no re-indexing.
 
 Keys exist only for active, not superseded facts: ``fact_keys_refresh`` is called by
 every write that changes a fact's content, tags, scope or status.
@@ -42,7 +41,7 @@ from dataclasses import dataclass, replace
 from django.db import close_old_connections, connection
 
 from facts.models import Fact, FactKey, Status
-from memoryhub.db.bulk import insert_rows
+from memoryhub.db.bulk import insert_rows, rows_by_ids
 from memoryhub.search.text import STOPWORDS, WORD
 
 # The lowest similarity the setting accepts; stored keys are built for it.
@@ -166,10 +165,16 @@ def is_near_duplicate(new: Signature, old: Signature, similarity: float) -> bool
     return shared_tags * 2 > len(new.tags) and same_names(new.names, old.names)
 
 
+def _overlap(n: int, similarity: float) -> int:
+    """Words a set of ``n`` shares with any set at least ``similarity`` similar to it
+    (a small epsilon keeps 0.8 * 5 from rounding up to 5)."""
+    return math.ceil(similarity * n - 1e-9)
+
+
 def _prefix(n: int, similarity: float, shared: int) -> int:
     """How many leading words must hold ``shared`` of the words two sets with at least
-    ``similarity`` share (a small epsilon keeps 0.8 * 5 from rounding up to 5)."""
-    return min(n, n - math.ceil(similarity * n - 1e-9) + shared)
+    ``similarity`` share."""
+    return min(n, n - _overlap(n, similarity) + shared)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -226,13 +231,13 @@ def _key_set(sig: Signature) -> KeySet:
         base = _mix(scope, PAIR)
         firsts = [_mix(base, t) for t in tokens[: _prefix(n, MIN_SIMILARITY, 2)]]
         pairs = [
-            _signed(_mix(firsts[i], firsts_token))
-            for j, firsts_token in enumerate(tokens[1 : len(firsts)], 1)
+            _signed(_mix(firsts[i], later))
+            for j, later in enumerate(tokens[1 : len(firsts)], 1)
             for i in range(j)
         ]
     subjects = []
     # Shared words the same-subject rule needs, at least (from this side's size).
-    needed = math.ceil(SAME_SUBJECT_SIMILARITY * n - 1e-9)
+    needed = _overlap(n, SAME_SUBJECT_SIMILARITY)
     for tag in sorted(set(sig.tags)):
         tag_base = _mix(_mix(scope, SUBJECT), _token(tag))
         inside = _tag_words(tag)
@@ -348,7 +353,12 @@ class DuplicateFinder:
     def merged(self, ref: object, sig: Signature) -> None:
         """The fact ``ref`` takes the content of ``sig`` and both facts' tags (a merge)."""
         old = self._current[ref]
-        self.added(ref, replace(sig, tags=tuple(dict.fromkeys([*old.tags, *sig.tags]))))
+        self.added(ref, replace(sig, tags=tuple(merged_tags(old.tags, sig.tags))))
+
+
+def merged_tags(kept: Sequence[str], incoming: Sequence[str]) -> list[str]:
+    """The tags of a merged fact: its own, then the new ones, each once."""
+    return list(dict.fromkeys([*kept, *incoming]))
 
 
 def candidate_ids(keys: list[int]) -> list[tuple[int, int]]:
@@ -391,28 +401,19 @@ def active_rows(fact_ids: Iterable[int]) -> dict[int, tuple | None]:
     the reading."""
     ids = list(dict.fromkeys(fact_ids))
     found: dict[int, tuple | None] = dict.fromkeys(ids)
-    if not ids:
-        return found
     meta, quote = Fact._meta, connection.ops.quote_name
-    columns = ", ".join(quote(meta.get_field(name).column) for name in KEY_FIELDS)
     tags = meta.get_field("tags")
-    with connection.cursor() as cursor:
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            cursor.execute(
-                f"SELECT {columns} FROM {quote(meta.db_table)} "
-                f"WHERE {quote(meta.pk.column)} IN ({', '.join(['%s'] * len(chunk))}) "
-                f"AND {quote(meta.get_field('status').column)} = %s "
-                f"AND {quote(meta.get_field('superseded_by').column)} IS NULL",
-                [*chunk, Status.ACTIVE],
-            )
-            for fact_id, content, tag_list, *rest in cursor.fetchall():
-                found[fact_id] = (
-                    fact_id,
-                    content,
-                    tags.from_db_value(tag_list, None, connection),
-                    *rest,
-                )
+    rows = rows_by_ids(
+        f"SELECT {', '.join(quote(meta.get_field(name).column) for name in KEY_FIELDS)} "
+        f"FROM {quote(meta.db_table)}",
+        quote(meta.pk.column),
+        ids,
+        also=f"{quote(meta.get_field('status').column)} = %s "
+        f"AND {quote(meta.get_field('superseded_by').column)} IS NULL",
+        params=[Status.ACTIVE],
+    )
+    for fact_id, content, tag_list, *rest in rows:
+        found[fact_id] = (fact_id, content, tags.from_db_value(tag_list, None, connection), *rest)
     return found
 
 

@@ -70,9 +70,15 @@ class FactQuerySet(ScopedQuerySet):
         )
 
 
-def recency_score(last_used: datetime, *, now: datetime, half_life_days: float) -> float:
-    """1 for a fact created or used at ``now``, halving every ``half_life_days``."""
-    age_days = max(0.0, (now - last_used).total_seconds() / 86400)
+def recency_score(
+    last_accessed_at: datetime | None,
+    created_at: datetime,
+    *,
+    now: datetime,
+    half_life_days: float,
+) -> float:
+    """1 for a fact created or last used at ``now``, halving every ``half_life_days``."""
+    age_days = max(0.0, (now - (last_accessed_at or created_at)).total_seconds() / 86400)
     return 0.5 ** (age_days / max(half_life_days, 0.1))
 
 
@@ -153,7 +159,7 @@ class Fact(ScopedModel):
     def recency(self, *, now: datetime, half_life_days: float) -> float:
         """1 when just created or used, halving every ``half_life_days``."""
         return recency_score(
-            self.last_accessed_at or self.created_at, now=now, half_life_days=half_life_days
+            self.last_accessed_at, self.created_at, now=now, half_life_days=half_life_days
         )
 
     def use(self, *, saturation: int) -> float:

@@ -149,11 +149,15 @@ def _vector_search(embedding: Future, scope: QuerySet, compiled: Within) -> tupl
 
 def _boosts(row: tuple, *, config: MemoryConfig, now: Any) -> dict[str, float]:
     fact = dict(zip(LOADED_FIELDS, row, strict=True))
-    last_used = fact["last_accessed_at"] or fact["created_at"]
+    recency = recency_score(
+        fact["last_accessed_at"],
+        fact["created_at"],
+        now=now,
+        half_life_days=config.recency_half_life_days,
+    )
     return {
         "importance": config.weight_importance * fact["importance"],
-        "recency": config.weight_recency
-        * recency_score(last_used, now=now, half_life_days=config.recency_half_life_days),
+        "recency": config.weight_recency * recency,
         "access": config.weight_access * use_score(fact["access_count"], saturation=100),
     }
 

@@ -9,7 +9,7 @@ import functools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -24,6 +24,7 @@ from facts.dedupe import (
     Signature,
     fact_keys_add,
     fact_keys_refresh,
+    merged_tags,
     signature,
 )
 from facts.models import (
@@ -345,7 +346,7 @@ def _merges_apply(
         values = _fact_values(actor=actor, item=item, scope=scope, now=now)
         parents.add({**values, "status": Status.ARCHIVED})
         target.content = item.content
-        target.tags = list(dict.fromkeys([*target.tags, *item.tags]))
+        target.tags = merged_tags(target.tags, item.tags)
         target.importance = max(target.importance, item.importance)
         target.confidence = max(target.confidence, item.confidence)
         target.origin = Origin.MERGED
@@ -712,25 +713,21 @@ def facts_embed(*, fact_ids: Sequence[int]) -> int:
         return 0
     embedder = current_embedder(config)
     ids = list(fact_ids)
-    chunks = [ids[start : start + EMBED_BATCH] for start in range(0, len(ids), EMBED_BATCH)]
-
-    def read(chunk: list[int]) -> list[tuple[int, str]]:
-        return list(Fact.objects.filter(pk__in=chunk).values_list("pk", "content"))
-
-    def embed_soon(rows: list[tuple[int, str]]) -> Future | None:
-        return _embed_ahead.submit(embedder.embed, [c for _, c in rows]) if rows else None
-
-    # Each chunk is embedded on a pool thread while the one before it is written here.
+    # Each chunk is embedded on a pool thread while the one before it is stored here.
     done = 0
-    rows = read(chunks[0]) if chunks else []
-    vectors = embed_soon(rows)
-    for index in range(len(chunks)):
-        current, current_vectors = rows, vectors
-        if index + 1 < len(chunks):
-            rows = read(chunks[index + 1])
-            vectors = embed_soon(rows)
-        if current_vectors is not None:
-            done += _vectors_store(current, current_vectors.result(), embedder)
+    waiting = None  # (rows, their embedding in progress) of the previous chunk
+    for start in range(0, len(ids), EMBED_BATCH):
+        rows = list(
+            Fact.objects.filter(pk__in=ids[start : start + EMBED_BATCH]).values_list(
+                "pk", "content"
+            )
+        )
+        ahead = (rows, _embed_ahead.submit(embedder.embed, [c for _, c in rows])) if rows else None
+        if waiting is not None:
+            done += _vectors_store(waiting[0], waiting[1].result(), embedder)
+        waiting = ahead
+    if waiting is not None:
+        done += _vectors_store(waiting[0], waiting[1].result(), embedder)
     return done
 
 

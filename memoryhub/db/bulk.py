@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from django.db import connection, models
 
@@ -141,3 +141,25 @@ def update_rows(
             f"WHERE {quote(model._meta.pk.column)} = %s",
             _prepared(converters, rows),
         )
+
+
+# Ids per statement of ``rows_by_ids``.
+IDS_PER_SELECT = 500
+
+
+def rows_by_ids(
+    select: str, key: str, ids: Iterable[int], *, also: str = "", params: Sequence[object] = ()
+) -> list[tuple]:
+    """What ``select`` (a SELECT ... FROM ... without WHERE) returns for the rows whose
+    ``key`` is one of ``ids``, IDS_PER_SELECT ids a statement. ``also`` adds conditions,
+    with their ``params``."""
+    ids = [int(i) for i in ids]
+    extra = f" AND {also}" if also else ""
+    found: list[tuple] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), IDS_PER_SELECT):
+            chunk = ids[start : start + IDS_PER_SELECT]
+            marks = ", ".join(["%s"] * len(chunk))
+            cursor.execute(f"{select} WHERE {key} IN ({marks}){extra}", [*chunk, *params])
+            found.extend(cursor.fetchall())
+    return found

@@ -19,24 +19,35 @@ TWO_WORDS_ENOUGH = 10
 # A word in more than this share of the rows is common: see ``FtsIndex.search_words``.
 COMMON_SHARE = 0.02
 MAX_PAIRED_WORDS = 8
+# Counts for choosing how to search, where a slightly old figure does no harm: a
+# table's rows, kept ROW_COUNT_TTL seconds, and a word's rows, kept DOC_COUNT_TTL.
 ROW_COUNT_TTL = 10.0
-_row_counts: dict[tuple, tuple[int, float]] = {}
 DOC_COUNT_TTL = 300.0
-DOC_COUNTS_KEPT = 50_000
+COUNTS_KEPT = 50_000
+_row_counts: dict[tuple, tuple[int, float]] = {}
 _doc_counts: dict[tuple, tuple[int, float]] = {}
 
 
-def cached_row_count(table: str) -> int:
-    """``count(*)`` of ``table``, read at most every ROW_COUNT_TTL seconds per process and
-    database: for choosing how to search, where a slightly old figure does no harm."""
-    key = (connection.alias, str(connection.settings_dict["NAME"]), table)
+def _remembered_count(
+    counts: dict[tuple, tuple[int, float]], ttl: float, sql: str, params: Sequence = ()
+) -> int:
+    """The count ``sql`` returns, read at most every ``ttl`` seconds per process and
+    database."""
+    key = (connection.alias, str(connection.settings_dict["NAME"]), sql, *params)
     now = time.monotonic()
-    cached = _row_counts.get(key)
-    if cached is None or now - cached[1] > ROW_COUNT_TTL:
+    cached = counts.get(key)
+    if cached is None or now - cached[1] > ttl:
+        if len(counts) >= COUNTS_KEPT:
+            counts.clear()
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT count(*) FROM {table}")
-            cached = _row_counts[key] = (cursor.fetchone()[0], now)
+            cursor.execute(sql, list(params))
+            cached = counts[key] = (cursor.fetchone()[0], now)
     return cached[0]
+
+
+def cached_row_count(table: str) -> int:
+    """``count(*)`` of ``table``, read at most every ROW_COUNT_TTL seconds."""
+    return _remembered_count(_row_counts, ROW_COUNT_TTL, f"SELECT count(*) FROM {table}")
 
 
 # A filtered search first looks at this many unfiltered best matches per wanted row.
@@ -197,9 +208,10 @@ class FtsIndex:
         every other fact); rows sharing any two of the words; then every row sharing a
         word."""
         terms = query_terms(text)
-        if self.row_count() >= TWO_WORDS_ROWS and 2 <= len(terms) <= MAX_PAIRED_WORDS:
+        rows = self.row_count()
+        if rows >= TWO_WORDS_ROWS and 2 <= len(terms) <= MAX_PAIRED_WORDS:
             enough = min(limit, TWO_WORDS_ENOUGH)
-            common = COMMON_SHARE * self.row_count()
+            common = COMMON_SHARE * rows
             uncommon = [t for t in terms if self.doc_count(t) <= common]
             stages = (
                 [match_pairs(terms, anchors=uncommon)] if 0 < len(uncommon) < len(terms) else []
@@ -211,25 +223,17 @@ class FtsIndex:
         return self.search(match_any(text), limit=limit, within=within)
 
     def doc_count(self, word: str) -> int:
-        """How many rows hold ``word``, remembered per process for DOC_COUNT_TTL
-        seconds (a common word's count costs a walk of its whole row list)."""
-        key = (connection.alias, str(connection.settings_dict["NAME"]), self.table, word)
-        now = time.monotonic()
-        cached = _doc_counts.get(key)
-        if cached is None or now - cached[1] > DOC_COUNT_TTL:
-            if len(_doc_counts) >= DOC_COUNTS_KEPT:
-                _doc_counts.clear()
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH %s",
-                    [match_any(word, drop_stopwords=False)],
-                )
-                cached = _doc_counts[key] = (cursor.fetchone()[0], now)
-        return cached[0]
+        """How many rows hold ``word``, read at most every DOC_COUNT_TTL seconds (a
+        common word's count costs a walk of its whole row list)."""
+        return _remembered_count(
+            _doc_counts,
+            DOC_COUNT_TTL,
+            f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH %s",
+            [match_any(word, drop_stopwords=False)],
+        )
 
     def row_count(self) -> int:
-        """How many rows the index holds, read at most every ROW_COUNT_TTL seconds per
-        process."""
+        """How many rows the index holds, read at most every ROW_COUNT_TTL seconds."""
         return cached_row_count(f"{self.table}_docsize")
 
     def ids(self) -> set[int]:

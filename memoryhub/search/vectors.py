@@ -17,6 +17,7 @@ import numpy as np
 from django.db import connection
 from django.db.models import QuerySet
 
+from memoryhub.db.bulk import rows_by_ids
 from memoryhub.search.fts import Within, cached_row_count, compile_within, ids_within
 from memoryhub.search.mirror import IndexCopy, refresh, sign_bits
 
@@ -188,18 +189,11 @@ class VectorIndex:
         self, select: str, key: str, ids: Iterable[int] | None
     ) -> list[tuple[int, bytes]]:
         """The rows of ``select`` whose ``key`` is one of ``ids`` (all rows for None)."""
+        if ids is not None:
+            return rows_by_ids(select, key, ids)
         with connection.cursor() as cursor:
-            if ids is None:
-                cursor.execute(select)
-                return cursor.fetchall()
-            ids = [int(i) for i in ids]
-            found = []
-            for start in range(0, len(ids), 500):
-                chunk = ids[start : start + 500]
-                marks = ", ".join(["%s"] * len(chunk))
-                cursor.execute(f"{select} WHERE {key} IN ({marks})", chunk)
-                found.extend(cursor.fetchall())
-            return found
+            cursor.execute(select)
+            return cursor.fetchall()
 
     def knn(
         self,
