@@ -329,16 +329,16 @@ def _merges_apply(
     *,
     actor: Actor,
     merges: list[tuple[Fact, FactInput, dict[str, Any]]],
-    config: MemoryConfig,
-) -> None:
-    """Fold near-duplicates into the facts they repeat, in order.
+) -> list[int]:
+    """Fold near-duplicates into the facts they repeat, in order; the ids of the facts
+    merged into, to be embedded again.
 
     Each merge keeps both parents, the target's previous statement and the incoming
     one, as archived facts linked through ``derived_from``; the target takes the new
     content, the union of the tags and the higher importance and confidence. The
     writes of a whole batch go in a few statements."""
     if not merges:
-        return
+        return []
     now = timezone.now()
     parents = _FactRows()
     for target, item, scope in merges:
@@ -368,7 +368,6 @@ def _merges_apply(
     )
     FACT_FTS.upsert([(t.pk, fts_values(t.content, t.tags)) for t in targets])
     fact_keys_refresh(t.pk for t in targets)
-    _queue_embedding([t.pk for t in targets], config)
     audit_log_many(
         actor=actor,
         events=[
@@ -381,6 +380,7 @@ def _merges_apply(
             for (target, _, _), (previous, incoming) in zip(merges, pairs, strict=True)
         ],
     )
+    return [t.pk for t in targets]
 
 
 def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
@@ -397,7 +397,9 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
             existing_id = DuplicateFinder(config.dedupe_similarity).find(sig)
             if existing_id is not None:
                 existing = Fact.objects.get(pk=existing_id)
-                _merges_apply(actor=actor, merges=[(existing, item, scope)], config=config)
+                _queue_embedding(
+                    _merges_apply(actor=actor, merges=[(existing, item, scope)]), config
+                )
                 return WriteResult(fact=existing, created=False)
         fact = _fact_from_input(actor=actor, item=item, scope=scope)
         fact.save()
@@ -502,13 +504,12 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
 
         stored = Fact.objects.in_bulk([ref for ref, _, _ in merges if isinstance(ref, int)])
         targets = [stored[ref] if isinstance(ref, int) else facts[ref[1]] for ref, _, _ in merges]
-        _merges_apply(
+        merged = _merges_apply(
             actor=actor,
             merges=[
                 (target, item, scope)
                 for target, (_, item, scope) in zip(targets, merges, strict=True)
             ],
-            config=config,
         )
         if facts:
             audit_log(
@@ -520,7 +521,8 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             )
         for owner_id, project in {(f.owner_id, f.project) for f in facts}:
             enforce_active_cap(actor=actor, owner_id=owner_id, project=project, config=config)
-        _queue_embedding([f.pk for f in facts], config)
+        # One task embeds the batch: its new facts and the facts it merged into.
+        _queue_embedding(list(dict.fromkeys([*(f.pk for f in facts), *merged])), config)
     return [
         WriteResult(fact=facts[ref], created=True)
         if kind == "new"
@@ -731,8 +733,10 @@ def facts_embed(*, fact_ids: Sequence[int]) -> int:
     return done
 
 
-# Embeds the next chunk of a ``facts_embed`` run while the current one is stored.
-_embed_ahead = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-ahead")
+# Embeds the next chunk of a ``facts_embed`` run while the current one is stored. One
+# thread: the model already uses every core, and two chunks embedded at once would
+# contend for them.
+_embed_ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-ahead")
 
 
 def _vectors_store(rows: list[tuple[int, str]], vectors: Any, embedder: Any) -> int:
