@@ -441,8 +441,11 @@ def _look_up_all(key_lists: list[list[int]], answers: queue.SimpleQueue) -> None
 
 
 def fact_keys_add(rows: Iterable[tuple[int, Signature]]) -> None:
-    """Store the keys of facts just written (active ones)."""
-    insert_rows(FactKey, ("fact", "key"), [(i, key) for i, sig in rows for key in stored_keys(sig)])
+    """Store the keys of facts just written (active ones). They go in in key order: the
+    keys are hashes, and inserted as they come each one would land on another page of
+    the key index."""
+    keyed = sorted((key, i) for i, sig in rows for key in stored_keys(sig))
+    insert_rows(FactKey, ("key", "fact"), keyed)
 
 
 def fact_keys_refresh(fact_ids: Iterable[int]) -> None:
