@@ -8,10 +8,13 @@ at least 0.4, the same names mentioned, and more than half of the new fact's tag
 Finding candidates must not cost a ranked full-text query per fact, so every active fact
 carries a few hashed keys (``FactKey``) built by prefix filtering. Words are put in one
 fixed order (longest first). If two word sets of sizes n and m overlap in at least
-a = ceil(t * max(n, m)) words (which a similarity of t implies), their first two shared
-words lie within the first n - ceil(t * n) + 2 words of one and m - ceil(t * m) + 2 of
-the other; so facts that are similar enough always share a key made of a word pair from
-those prefixes. The same-subject rule uses (tag, word) keys: it needs a shared tag, which
+a = ceil(t * max(n, m)) words (which a similarity of t implies), their first three shared
+words lie within the first n - ceil(t * n) + 3 words of one and m - ceil(t * m) + 3 of
+the other; so facts that are similar enough always share a key made of a word triple
+from those prefixes. (Triples rather than pairs: two long words often come together, as
+in "OpenTelemetry dashboards", three far less.) At t >= 0.8 a set of three words or more
+is similar only to sets of three or more; those of two words or one are keyed by the
+pair or the word. The same-subject rule uses (tag, word) keys: it needs a shared tag, which
 lies among the first half of the new fact's tags, and an overlap of ceil(0.4 * n) words.
 The words of the tag itself ("rosa" and "quinn" for "rosa-quinn") are left out: every
 fact with the tag is likely to contain them, so they would find nearly all of its facts.
@@ -198,8 +201,8 @@ def _signed(value: int) -> int:
     return value - (1 << 64) if value >> 63 else value
 
 
-PAIR, SINGLE, BARE, SUBJECT, TAG_ONLY = (
-    _token(kind) for kind in ("pair", "single", "bare", "subject", "tag only")
+TRIPLE, PAIR, SINGLE, BARE, SUBJECT, TAG_ONLY = (
+    _token(kind) for kind in ("triple", "pair", "single", "bare", "subject", "tag only")
 )
 
 
@@ -211,10 +214,11 @@ def _tag_words(tag: str) -> frozenset[str]:
 @dataclass(slots=True)
 class KeySet:
     """A fact's keys, laid out so that the keys to look up for any similarity are
-    leading slices: word pairs ordered by their later word (so the pairs within the
-    first q words come first), and the subject keys in blocks per tag, tags sorted."""
+    leading slices: word triples ordered by their last word, then their middle one (so
+    the triples within the first q words come first), and the subject keys in blocks per
+    tag, tags sorted."""
 
-    pairs: list[int]
+    words: list[int]
     subjects: list[list[int]]
 
 
@@ -226,14 +230,19 @@ def _key_set(sig: Signature) -> KeySet:
         return KeySet([_signed(_mix(_mix(scope, BARE), _token(sig.text)))], [])
     tokens = [_token(word) for word in ordered]
     if n == 1:
-        pairs = [_signed(_mix(_mix(scope, SINGLE), tokens[0]))]
+        words = [_signed(_mix(_mix(scope, SINGLE), tokens[0]))]
+    elif n == 2:
+        words = [_signed(_mix(_mix(_mix(scope, PAIR), tokens[0]), tokens[1]))]
     else:
-        base = _mix(scope, PAIR)
-        firsts = [_mix(base, t) for t in tokens[: _prefix(n, MIN_SIMILARITY, 2)]]
-        pairs = [
-            _signed(_mix(firsts[i], later))
-            for j, later in enumerate(tokens[1 : len(firsts)], 1)
-            for i in range(j)
+        prefix = tokens[: _prefix(n, MIN_SIMILARITY, 3)]
+        firsts = [_mix(_mix(scope, TRIPLE), t) for t in prefix]
+        # seconds[j]: the running hashes of the word pairs (i, j), i < j.
+        seconds = [[_mix(firsts[i], t) for i in range(j)] for j, t in enumerate(prefix)]
+        words = [
+            _signed(_mix(pair, last))
+            for k, last in enumerate(prefix[2:], 2)
+            for j in range(1, k)
+            for pair in seconds[j]
         ]
     subjects = []
     # Shared words the same-subject rule needs, at least (from this side's size).
@@ -251,7 +260,7 @@ def _key_set(sig: Signature) -> KeySet:
         block = [_signed(_mix(tag_base, TAG_ONLY))] if still <= 0 else []
         block.extend(_signed(_mix(tag_base, t)) for t in rest[: len(rest) - max(still, 1) + 1])
         subjects.append(block)
-    return KeySet(pairs, subjects)
+    return KeySet(words, subjects)
 
 
 def key_set(sig: Signature) -> KeySet:
@@ -263,21 +272,19 @@ def key_set(sig: Signature) -> KeySet:
 def stored_keys(sig: Signature) -> list[int]:
     """The keys an active fact is stored under (built for the lowest similarity)."""
     keys = key_set(sig)
-    return list(dict.fromkeys([*keys.pairs, *(k for block in keys.subjects for k in block)]))
+    return list(dict.fromkeys([*keys.words, *(k for block in keys.subjects for k in block)]))
 
 
 def query_keys(sig: Signature, similarity: float) -> list[int]:
     """The keys to look up for a new fact: every fact it may duplicate has one. Its
-    pairs come from a shorter prefix the higher ``similarity`` is, and its subject keys
-    from the first half of its tags."""
+    word triples come from a shorter prefix the higher ``similarity`` is, and its
+    subject keys from the first half of its tags."""
     keys = key_set(sig)
-    n = len(sig.ordered)
-    pairs = keys.pairs
-    if n > 1:
-        q = _prefix(n, similarity, 2)
-        pairs = pairs[: q * (q - 1) // 2]
+    words = keys.words
+    if len(sig.ordered) > 2:
+        words = words[: math.comb(_prefix(len(sig.ordered), similarity, 3), 3)]
     half = keys.subjects[: math.ceil(len(keys.subjects) / 2)]
-    return [*pairs, *(k for block in half for k in block)]
+    return [*words, *(k for block in half for k in block)]
 
 
 def stored_signature(row: tuple) -> Signature:

@@ -8,7 +8,7 @@ def test_models_and_migrations_agree():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_near_duplicate_keys_are_built_for_facts_stored_before_them(owner):
+def test_near_duplicate_keys_are_rebuilt_for_facts_stored_before_them(owner):
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
@@ -19,7 +19,15 @@ def test_near_duplicate_keys_are_built_for_facts_stored_before_them(owner):
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     old_fact = executor.loader.project_state(before).apps.get_model("facts", "Fact")
-    old_fact.objects.create(owner_id=owner.pk, content="The VPN gateway is vpn2", tags=["net"])
+    stored = old_fact.objects.create(
+        owner_id=owner.pk, content="The VPN gateway is vpn2", tags=["net"]
+    )
+    # Keys of an earlier layout: the latest re-keying replaces them.
+    keyed = [("facts", "0006_subject_keys_without_tag_words")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(keyed)
+    old_key = executor.loader.project_state(keyed).apps.get_model("facts", "FactKey")
+    old_key.objects.create(fact_id=stored.pk, key=12345)
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
 

@@ -50,6 +50,23 @@ def test_every_duplicate_pair_shares_a_key(similarity):
     assert duplicates > 300  # the sample really exercises both rules
 
 
+@pytest.mark.parametrize("similarity", [MIN_SIMILARITY, 0.85, 0.92, 1.0])
+def test_similar_texts_share_a_word_key(similarity):
+    """Without tags only the word keys can find a duplicate: every pair similar enough
+    shares one, from one word up to twenty (sizes where the keys are a word, a pair and
+    triples from prefixes of many lengths)."""
+    rng = random.Random(3)
+    duplicates = 0
+    for _ in range(6000):
+        base = rng.sample(VOCABULARY, rng.randint(1, 20))
+        other = [w for w in base if rng.random() > 0.08] + rng.sample(VOCABULARY, rng.randint(0, 2))
+        new, old = sig(other or base, []), sig(base, [])
+        if is_near_duplicate(new, old, similarity):
+            duplicates += 1
+            assert set(query_keys(new, similarity)) & set(stored_keys(old)), (new, old)
+    assert duplicates > 1000
+
+
 def test_subject_keys_leave_out_the_tags_own_words():
     """Tags made of content words (as "rosa-quinn" for a fact naming Rosa Quinn): the
     keys skip those words, and still no same-subject pair is missed."""
