@@ -5,11 +5,13 @@ import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import numpy as np
 import pytest
 
 from facts.models import Fact, MemoryConfig, Origin, Status
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services import (
+    current_embedder,
     fact_bulk_create,
     fact_delete,
     fact_update,
@@ -100,6 +102,37 @@ def test_bulk_create_indexes_and_embeds_every_fact(owner, django_capture_on_comm
     assert len(set(ids)) == 30 and all(r.created for r in results)
     assert FACT_FTS.ids() >= set(ids)
     assert set(FACT_VECTORS.vectors(ids)) == set(ids)
+
+
+def test_a_batch_queues_one_embedding_for_its_new_facts_and_merge_targets(
+    owner, django_capture_on_commit_callbacks
+):
+    actor = Actor(user=owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        [stored] = fact_bulk_create(
+            actor=actor, items=[{"content": "The nightly backup runs at two in the morning"}]
+        )
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        results = fact_bulk_create(
+            actor=actor,
+            items=[
+                {"content": "the nightly backup runs at two in the morning!"},
+                {"content": "Grafana dashboards live on the ops wiki"},
+            ],
+        )
+    assert len(callbacks) == 1  # one task for the whole batch
+    merged, new = (r.fact.pk for r in results)
+    assert merged == stored.fact.pk and not results[0].created and results[1].created
+    embedder = current_embedder()
+    expected = embedder.embed(
+        [
+            "the nightly backup runs at two in the morning!",
+            "Grafana dashboards live on the ops wiki",
+        ]
+    )
+    vectors = FACT_VECTORS.vectors([merged, new])
+    assert np.allclose(vectors[merged], expected[0], atol=1e-5)
+    assert np.allclose(vectors[new], expected[1], atol=1e-5)
 
 
 def test_bulk_create_with_one_bad_item_writes_nothing(owner):
