@@ -6,6 +6,9 @@ recall service for the top k. Reports R@k and Hit@k overall and per category, be
 plain FTS5 bm25 baseline and vector-only retrieval measured in the same run.
 
     .venv/bin/python bench/recall_quality.py [--data DIR] [--limit-conversations N]
+        [--rrf-k K]
+
+``--rrf-k`` runs recall with that fusion constant instead of the setting's default.
 """
 
 import argparse
@@ -76,6 +79,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--limit-conversations", type=int, default=0)
+    parser.add_argument("--rrf-k", type=int, default=0, help="the recall setting rrf_k")
     args = parser.parse_args()
     files = sorted(args.data.glob("*.json"))
     if args.limit_conversations:
@@ -98,6 +102,8 @@ def main() -> None:
         config.max_active_facts = 0
         config.save()
         MemoryConfig.objects.filter(pk=1).update(max_active_facts=0)
+        if args.rrf_k:
+            MemoryConfig.objects.filter(pk=1).update(rrf_k=args.rrf_k)
         embedder = current_embedder(config)
         rows: dict[str, dict[str, list[float]]] = {}
         latencies: list[float] = []
@@ -150,7 +156,8 @@ def main() -> None:
         questions = len(rows["memoryhub recall"]["all"])
         print(
             f"\nLoCoMo retrieval: {len(files)} conversations, {Fact.objects.count()} facts, "
-            f"{questions} questions, {elapsed:.0f} s\n"
+            f"{questions} questions, {elapsed:.0f} s, recall with rrf_k "
+            f"{memory_config_get().rrf_k}\n"
         )
         labels = ["all", *CATEGORIES.values()]
         print("| retriever | metric | " + " | ".join(labels) + " |")
