@@ -578,8 +578,8 @@ def fact_update(*, actor: Actor, fact: Fact, changes: dict[str, Any]) -> Fact:
         _clean_choice(values["source"], Source, "source")
     if "status" in values:
         _clean_choice(values["status"], Status, "status")
-    if "sentiment" in values:
-        _clean_choice(values["sentiment"] or "", Sentiment, "sentiment")
+    if "sentiment" in values:  # null clears it, as the empty string does
+        values["sentiment"] = _clean_choice(values["sentiment"] or "", Sentiment, "sentiment")
     for name in ("importance", "confidence"):
         if name in values:
             values[name] = _clean_unit(values[name], name)

@@ -197,6 +197,28 @@ def test_patch_and_delete(alice, world):
     assert not Fact.objects.filter(pk=fact.pk).exists()
 
 
+def test_patch_with_null_fields_answers_below_500(alice, world):
+    """null clears what may be empty (sentiment, tags) and is refused, with a message,
+    where a value is required."""
+    fact = world["private"]
+    for field, status in [
+        ("sentiment", 200),
+        ("tags", 200),
+        ("content", 400),
+        ("category", 400),
+        ("importance", 400),
+        ("status", 400),
+    ]:
+        response = alice.patch(
+            f"/api/memories/{fact.pk}", {field: None}, content_type="application/json"
+        )
+        assert response.status_code == status, (field, response.content)
+        if status == 400:
+            assert response.json()["detail"]
+    fact.refresh_from_db()
+    assert (fact.sentiment, fact.tags, fact.content) == ("", [], world["private"].content)
+
+
 def test_search_accepts_fts_syntax_as_words(alice, world):
     for q in ['"roadmap', "roadmap AND (", "platform:roadmap", "road*", "NOT"]:
         assert alice.get("/api/memories/search", {"q": q}).status_code == 200
