@@ -1,23 +1,39 @@
 from datetime import datetime
+from typing import Any
 
+from django.db.models import TextChoices
 from ninja import Field, Schema
+
+from facts.models import Category, Sentiment, Source, Status, Tier
+from teams.models import Visibility
+
+
+def one_of(choices: type[TextChoices], description: str = "") -> Any:
+    """An optional field whose schema lists the values it takes. The services check
+    them (a wrong one is a 400 that names the right ones); this documents them."""
+    return Field(None, description=description, json_schema_extra={"enum": [*choices.values, None]})
+
+
+def unit(description: str) -> Any:
+    """An optional number from 0 to 1 (checked by the services, documented here)."""
+    return Field(None, description=description, json_schema_extra={"minimum": 0, "maximum": 1})
 
 
 class FactIn(Schema):
     content: str
-    category: str | None = None
-    source: str | None = None
-    importance: float | None = None
-    confidence: float | None = None
-    sentiment: str | None = None
+    category: str | None = one_of(Category)
+    source: str | None = one_of(Source)
+    importance: float | None = unit("How much the fact matters; default 0.5")
+    confidence: float | None = unit("How sure the writer is; default 1")
+    sentiment: str | None = one_of(Sentiment)
     tags: list[str] | None = None
-    visibility: str | None = Field(None, description="private, team or global; default: yours")
+    visibility: str | None = one_of(Visibility, "Default: your default visibility")
     team: str | int | None = Field(None, description="Team name or id; default: your active team")
     project: str | None = Field(None, description="Project scope key; '' = personal")
     session_id: str | None = None
     supersedes: int | None = Field(None, description="Id of a fact this one replaces")
     source_excerpt: str | None = None
-    tier: str | None = None
+    tier: str | None = one_of(Tier)
     fleet: str | None = None
     skill: str | None = None
     resolution_ref: str | None = None
@@ -29,15 +45,15 @@ class FactBatchIn(Schema):
 
 class FactPatch(Schema):
     content: str | None = None
-    category: str | None = None
-    importance: float | None = None
-    confidence: float | None = None
-    sentiment: str | None = None
+    category: str | None = one_of(Category)
+    importance: float | None = unit("How much the fact matters")
+    confidence: float | None = unit("How sure the writer is")
+    sentiment: str | None = one_of(Sentiment, "null or '' clears it")
     tags: list[str] | None = None
-    visibility: str | None = None
+    visibility: str | None = one_of(Visibility)
     team: str | int | None = None
     project: str | None = None
-    status: str | None = None
+    status: str | None = one_of(Status)
 
 
 class ProvenanceOut(Schema):
