@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from facts.models import Fact
+from facts.models import Category, Fact, Status
 from facts.search import FACT_FTS
-from teams.models import AuditEvent
+from teams.models import AuditEvent, Visibility
 
 pytestmark = pytest.mark.django_db
 
@@ -290,3 +290,14 @@ def test_anonymous_is_401_everywhere(client, world):
         ("delete", f"/api/memories/{fact_id}"),
     ]:
         assert getattr(client, method)(path).status_code == 401, path
+
+
+def test_openapi_lists_the_values_the_api_accepts(client):
+    """The schema agents read names the choices and ranges the services enforce."""
+    schemas = client.get("/api/openapi.json").json()["components"]["schemas"]
+    for schema in ("FactIn", "FactPatch"):
+        fields = schemas[schema]["properties"]
+        assert fields["category"]["enum"] == [*Category.values, None]
+        assert fields["visibility"]["enum"] == [*Visibility.values, None]
+        assert (fields["importance"]["minimum"], fields["importance"]["maximum"]) == (0, 1)
+    assert schemas["FactPatch"]["properties"]["status"]["enum"] == [*Status.values, None]
