@@ -24,6 +24,7 @@ from facts.schemas import (
 )
 from facts.selectors import fact_as_dict
 from memoryhub.errors import InvalidInput
+from memoryhub.paging import next_page_url, page_window_check
 from teams.auth import read_auth, write_auth
 from teams.services import Actor, audit_log
 
@@ -46,23 +47,18 @@ class ListFilters(Schema):
 
 
 def _page(request: HttpRequest, query, *, limit: int, offset: int) -> dict[str, Any]:
-    if not 1 <= limit <= 200:
-        raise InvalidInput("limit must be between 1 and 200.")
-    if offset < 0:
-        raise InvalidInput("offset must not be negative.")
+    page_window_check(limit=limit, offset=offset)
     count = query.count()
     rows = list(
         query.select_related("created_by", "created_by_token").prefetch_related("derived_from")[
             offset : offset + limit
         ]
     )
-    next_url = None
-    if offset + limit < count:
-        params = request.GET.copy()
-        params["offset"] = str(offset + limit)
-        params["limit"] = str(limit)
-        next_url = f"{request.path}?{params.urlencode()}"
-    return {"items": [fact_as_dict(f) for f in rows], "count": count, "next": next_url}
+    return {
+        "items": [fact_as_dict(f) for f in rows],
+        "count": count,
+        "next": next_page_url(request, limit=limit, offset=offset, count=count),
+    }
 
 
 @router.get("/memories", response=FactListOut, auth=read_auth)

@@ -5,7 +5,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router, Schema, Status
 
-from memoryhub.errors import InvalidInput
+from memoryhub.paging import next_page_url, page_window_check
 from teams.auth import read_auth, write_auth
 from teams.services import Actor
 from wiki import selectors, services
@@ -30,10 +30,7 @@ def list_pages(request: HttpRequest, filters: Query[ListFilters]) -> dict[str, A
     left out: read a page for it)."""
     data = filters.dict()
     limit, offset = data.pop("limit"), data.pop("offset")
-    if not 1 <= limit <= 200:
-        raise InvalidInput("limit must be between 1 and 200.")
-    if offset < 0:
-        raise InvalidInput("offset must not be negative.")
+    page_window_check(limit=limit, offset=offset)
     if data.get("project") is None:
         data.pop("project", None)
     pages = selectors.wiki_page_list_visible(user=request.user, filters=data)
@@ -45,11 +42,7 @@ def list_pages(request: HttpRequest, filters: Query[ListFilters]) -> dict[str, A
         selectors.page_as_dict(p, actor=actor, content=False)
         for p in pages[offset : offset + limit]
     ]
-    next_url = None
-    if offset + limit < count:
-        params = request.GET.copy()
-        params["offset"], params["limit"] = str(offset + limit), str(limit)
-        next_url = f"{request.path}?{params.urlencode()}"
+    next_url = next_page_url(request, limit=limit, offset=offset, count=count)
     return {"items": items, "count": count, "next": next_url}
 
 

@@ -125,6 +125,17 @@ def test_list_is_paginated_with_next(alice, remember, owner):
     assert len(rest["items"]) == 2 and rest["next"] is None
 
 
+def test_list_refuses_a_page_window_it_cannot_serve(alice):
+    for params, message in [
+        ({"offset": -1}, "offset must be between 0 and 1000000000."),
+        ({"offset": 10**30}, "offset must be between 0 and 1000000000."),
+        ({"limit": 0}, "limit must be between 1 and 200."),
+    ]:
+        response = alice.get("/api/memories", params)
+        assert (response.status_code, response.json()["detail"]) == (400, message)
+    assert alice.get("/api/memories", {"offset": 10**9}).json()["items"] == []
+
+
 def test_list_filters_and_sorts(alice, owner, remember):
     remember(owner, "Low importance note", importance=0.1, category="context")
     remember(owner, "High importance note", importance=0.9)

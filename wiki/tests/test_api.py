@@ -73,6 +73,12 @@ def test_list_pages_with_next(owner_client):
     assert body["count"] == 3 and len(body["items"]) == 2 and "offset=2" in body["next"]
 
 
+def test_list_refuses_an_offset_past_what_the_database_takes(owner_client):
+    response = owner_client.get("/api/wiki", {"offset": 10**30})
+    assert response.status_code == 400
+    assert response.json()["detail"] == "offset must be between 0 and 1000000000."
+
+
 def test_list_takes_a_fixed_number_of_queries(owner_client, django_assert_max_num_queries):
     for n in range(5):
         put(owner_client, title=f"Page {n}", content="Text.")
