@@ -15,6 +15,7 @@ from codegraph.extractor import split_identifier
 from codegraph.models import CallRef, CodeProject, ImportRef, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS
 from memoryhub.errors import InvalidInput, NotFound
+from memoryhub.refs import id_of
 from memoryhub.search import match_all
 
 MODES = ("exact", "prefix", "fuzzy")
@@ -46,8 +47,9 @@ def code_projects_selected(*, user, project: str | int | None = None) -> QuerySe
     if project in (None, ""):
         return visible
     text = str(project).strip()
-    if text.isdigit():
-        chosen = visible.filter(pk=int(text))
+    ident = id_of(text)
+    if ident is not None:
+        chosen = visible.filter(pk=ident)
     else:
         chosen = visible.filter(name=text)
         own = chosen.filter(owner_id=user.pk)

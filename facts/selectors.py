@@ -8,6 +8,7 @@ from django.db.models import Count, QuerySet
 from facts.models import Category, Fact, Layer, Status
 from facts.search import FACT_FTS
 from memoryhub.errors import InvalidInput, NotFound
+from memoryhub.refs import id_of
 from memoryhub.search import match_all
 
 SORTS = {
@@ -39,10 +40,11 @@ def fact_list_visible(
         if name == "layer" and int(value) not in Layer.values:
             raise InvalidInput(f"Unknown layer '{value}'.")
         if name == "team":
+            ident = id_of(value)
             facts = (
                 facts.filter(team__name__iexact=value)
-                if not str(value).isdigit()
-                else facts.filter(team_id=int(value))
+                if ident is None
+                else facts.filter(team_id=ident)
             )
             continue
         facts = facts.filter(**{name: value})

@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryhub.refs import id_of
 from teams.models import (
     AgentToken,
     AuditEvent,
@@ -223,8 +224,9 @@ def resolve_team(*, user: AbstractBaseUser, team: str | int | None) -> Group | N
     if team is None or team == "":
         return None
     groups = Group.objects.filter(memberships__user=user)
-    if isinstance(team, int) or (isinstance(team, str) and team.isdigit()):
-        found = groups.filter(pk=int(team)).first()
+    ident = id_of(team)
+    if ident is not None:
+        found = groups.filter(pk=ident).first()
     else:
         found = groups.filter(name__iexact=str(team).strip()).first()
     if found is None:
