@@ -81,14 +81,18 @@ def content_words(text: str) -> frozenset[str]:
 def names(text: str) -> frozenset[str]:
     """Capitalised words that name someone or something (people, products, places).
     A sentence's first word counts only as part of a multi-word name ("Rosa Quinn");
-    days and months are values, not subjects."""
-    tokens = text.split()
+    days and months are values, not subjects. A name followed by a number is named by
+    both ("Service 2", "Sprint 14"): the number tells one of a series from the next."""
+    tokens = [token.strip(".,;:!?()[]\"'") for token in text.split()]
     found = set()
-    for index, token in enumerate(tokens):
-        word = token.strip(".,;:!?()[]\"'")
+    for index, word in enumerate(tokens):
         if not NAME.fullmatch(word) or word.lower() in CALENDAR_WORDS:
             continue
-        if index == 0 and not (len(tokens) > 1 and NAME.match(tokens[1])):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if following.isascii() and following.isdigit():
+            found.add(f"{word} {following}")
+            continue
+        if index == 0 and not NAME.match(following):
             continue
         found.add(word)
     return frozenset(found)

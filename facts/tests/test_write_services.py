@@ -356,3 +356,12 @@ def test_same_tags_about_different_people_do_not_merge(owner, remember):
     )
     assert rosa.pk != kofi.pk
     assert Fact.objects.filter(status=Status.ACTIVE).count() == 2
+
+
+def test_numbered_members_of_a_series_do_not_merge_but_updates_of_one_do(owner, remember):
+    one = remember(owner, "Service 1 listens on port 9001 in rack 4", tags=["services"])
+    two = remember(owner, "Service 2 listens on port 9002 in rack 4", tags=["services"])
+    assert one.pk != two.pk
+    moved = remember(owner, "Service 2 now listens on port 9102 in rack 5", tags=["services"])
+    assert moved.pk == two.pk and moved.content.startswith("Service 2 now")
+    assert Fact.objects.filter(status=Status.ACTIVE).count() == 2
