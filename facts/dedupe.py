@@ -224,6 +224,7 @@ class KeySet:
 
     words: list[int]
     subjects: list[list[int]]
+    stored: list[int]  # every key once: what an active fact is stored under
 
 
 def _key_set(sig: Signature) -> KeySet:
@@ -231,7 +232,8 @@ def _key_set(sig: Signature) -> KeySet:
     ordered = sig.ordered
     n = len(ordered)
     if n == 0:
-        return KeySet([_signed(_mix(_mix(scope, BARE), _token(sig.text)))], [])
+        bare = [_signed(_mix(_mix(scope, BARE), _token(sig.text)))]
+        return KeySet(bare, [], bare)
     tokens = [_token(word) for word in ordered]
     if n == 1:
         words = [_signed(_mix(_mix(scope, SINGLE), tokens[0]))]
@@ -264,7 +266,8 @@ def _key_set(sig: Signature) -> KeySet:
         block = [_signed(_mix(tag_base, TAG_ONLY))] if still <= 0 else []
         block.extend(_signed(_mix(tag_base, t)) for t in rest[: len(rest) - max(still, 1) + 1])
         subjects.append(block)
-    return KeySet(words, subjects)
+    stored = list(dict.fromkeys([*words, *(k for block in subjects for k in block)]))
+    return KeySet(words, subjects, stored)
 
 
 def key_set(sig: Signature) -> KeySet:
@@ -275,8 +278,7 @@ def key_set(sig: Signature) -> KeySet:
 
 def stored_keys(sig: Signature) -> list[int]:
     """The keys an active fact is stored under (built for the lowest similarity)."""
-    keys = key_set(sig)
-    return list(dict.fromkeys([*keys.words, *(k for block in keys.subjects for k in block)]))
+    return key_set(sig).stored
 
 
 def query_keys(sig: Signature, similarity: float) -> list[int]:

@@ -49,16 +49,16 @@ class Actor:
 # --- Audit -------------------------------------------------------------------------------
 
 
-def audit_log(
-    *,
+def _audit_event(
     actor: Actor | None,
+    *,
     action: str,
     target_type: str = "",
     target_id: object = "",
     details: dict[str, Any] | None = None,
 ) -> AuditEvent:
-    """Record one audit event. Call it inside the transaction of the change it records."""
-    return AuditEvent.objects.create(
+    """An unsaved audit event of ``actor`` (None: the system)."""
+    return AuditEvent(
         actor=actor.user if actor else None,
         actor_token=actor.token if actor else None,
         actor_label=actor.label if actor else "system",
@@ -69,24 +69,26 @@ def audit_log(
     )
 
 
+def audit_log(
+    *,
+    actor: Actor | None,
+    action: str,
+    target_type: str = "",
+    target_id: object = "",
+    details: dict[str, Any] | None = None,
+) -> AuditEvent:
+    """Record one audit event. Call it inside the transaction of the change it records."""
+    event = _audit_event(
+        actor, action=action, target_type=target_type, target_id=target_id, details=details
+    )
+    event.save(force_insert=True)
+    return event
+
+
 def audit_log_many(*, actor: Actor | None, events: Sequence[dict[str, Any]]) -> None:
     """Record several audit events of one actor in one statement; each event gives
     ``action`` and optionally ``target_type``, ``target_id`` and ``details``."""
-    common = {
-        "actor": actor.user if actor else None,
-        "actor_token": actor.token if actor else None,
-        "actor_label": actor.label if actor else "system",
-    }
-    AuditEvent.objects.bulk_create(
-        AuditEvent(
-            **common,
-            action=event["action"],
-            target_type=event.get("target_type", ""),
-            target_id=str(event.get("target_id", "")),
-            details=event.get("details") or {},
-        )
-        for event in events
-    )
+    AuditEvent.objects.bulk_create(_audit_event(actor, **event) for event in events)
 
 
 # --- Teams and memberships -----------------------------------------------------------------
