@@ -43,6 +43,7 @@ venv: $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py rebuild_fact_keys --if-stale
 	$(PY) manage.py collectstatic --noinput -v 0
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py runall

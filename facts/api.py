@@ -17,6 +17,7 @@ from facts.schemas import (
     FactListOut,
     FactOut,
     FactPatch,
+    FactWriteOut,
     LayerStatOut,
     RecallIn,
     RecallOut,
@@ -70,15 +71,17 @@ def list_memories(request: HttpRequest, filters: Query[ListFilters]) -> dict[str
     return _page(request, query, limit=limit, offset=offset)
 
 
-@router.post("/memories", response={200: FactOut, 201: FactOut}, auth=write_auth)
+@router.post("/memories", response={200: FactWriteOut, 201: FactWriteOut}, auth=write_auth)
 def create_memory(request: HttpRequest, payload: FactIn) -> Status:
     """Store a memory: 201 with the new fact, or 200 with the existing fact it was
-    merged into as a near-duplicate."""
+    merged into as a near-duplicate. Only a fact of the same visibility, team, project
+    and layer is ever merged into, so a merge never changes who can read what."""
     result = services.fact_create(
         actor=Actor.from_request(request), data=payload.dict(exclude_none=True)
     )
     fact = selectors.fact_get_visible(user=request.user, fact_id=result.fact.pk)
-    return Status(201 if result.created else 200, fact_as_dict(fact))
+    outcome = "created" if result.created else "merged"
+    return Status(201 if result.created else 200, {**fact_as_dict(fact), "outcome": outcome})
 
 
 @router.post("/memories/batch", response={201: BatchOut}, auth=write_auth)

@@ -1,6 +1,7 @@
 """Near-duplicate detection for the write path.
 
-A new fact and an active fact of the same write scope (owner, team, project, layer) say
+A new fact and an active fact of the same write scope (owner, team, visibility, project,
+layer) say
 the same thing when their content words are very similar (Jaccard similarity at least
 the ``dedupe_similarity`` setting, 0.8 to 1), or are about the same subject: similarity
 at least 0.4, the same names mentioned, and more than half of the new fact's tags shared.
@@ -27,6 +28,10 @@ lowest similarity the setting allows, so changing the setting needs no re-indexi
 
 Keys exist only for active, not superseded facts: ``fact_keys_refresh`` is called by
 every write that changes a fact's content, tags, scope or status.
+
+How keys are built is versioned: ``KEYS_VERSION`` changes whenever the rules or the
+layout of the keys do, and ``fact_keys_rebuild`` re-keys every stored fact once, before
+the first write that looks keys up (``manage.py rebuild_fact_keys`` does it ahead).
 """
 
 from __future__ import annotations
@@ -37,16 +42,18 @@ import math
 import queue
 import re
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from django.db import close_old_connections, connection
 
-from facts.models import Fact, FactKey, Status
+from facts.models import Fact, FactKey, MemoryConfig, Status
 from memoryhub.db.bulk import insert_rows, rows_by_ids
 from memoryhub.search.text import STOPWORDS, WORD
 
+# Bump whenever the keys of a stored fact would come out differently.
+KEYS_VERSION = 4
 # The lowest similarity the setting accepts; stored keys are built for it.
 MIN_SIMILARITY = 0.8
 # Similarity of content words at which two facts are about the same subject.
@@ -54,7 +61,7 @@ SAME_SUBJECT_SIMILARITY = 0.4
 # Stored facts checked per new fact: the ones sharing the most keys with it.
 CANDIDATES = 16
 # What the rules need of a stored fact, as read for ``stored_signature``.
-KEY_FIELDS = ("id", "content", "tags", "owner_id", "team_id", "project", "layer")
+KEY_FIELDS = ("id", "content", "tags", "owner_id", "team_id", "visibility", "project", "layer")
 
 NAME = re.compile(r"\b[A-Z][\w-]*")
 CALENDAR_WORDS = frozenset(
@@ -111,7 +118,7 @@ class Signature:
     """What the rules compare of one fact: its scope, words and tags. The rest is
     worked out when first needed: most candidates are turned down on their words."""
 
-    scope: tuple[object, ...]  # (owner id, team id, project, layer)
+    scope: tuple[object, ...]  # (owner id, team id, visibility, project, layer)
     content: str
     tags: tuple[str, ...]
     words: frozenset[str]
@@ -141,11 +148,19 @@ class Signature:
 
 
 def signature(
-    *, owner_id: int, team_id: int | None, project: str, layer: int, content: str, tags: Sequence
+    *,
+    owner_id: int,
+    team_id: int | None,
+    visibility: str,
+    project: str,
+    layer: int,
+    content: str,
+    tags: Sequence,
 ) -> Signature:
-    """The signature of a fact about to be written, or of a stored one."""
+    """The signature of a fact about to be written, or of a stored one. Its scope holds
+    everything that decides who reads the fact: a merge never crosses it."""
     return Signature(
-        scope=(owner_id, team_id, project, layer),
+        scope=(owner_id, team_id, visibility, project, layer),
         content=content,
         tags=tuple(tags),
         words=content_words(content),
@@ -295,10 +310,11 @@ def query_keys(sig: Signature, similarity: float) -> list[int]:
 
 def stored_signature(row: tuple) -> Signature:
     """The signature of a stored fact from its (id, *KEY_FIELDS[1:]) row."""
-    _, content, tags, owner_id, team_id, project, layer = row
+    _, content, tags, owner_id, team_id, visibility, project, layer = row
     return signature(
         owner_id=owner_id,
         team_id=team_id,
+        visibility=visibility,
         project=project,
         layer=layer,
         content=content,
@@ -470,3 +486,31 @@ def fact_keys_refresh(fact_ids: Iterable[int]) -> None:
         FactKey.objects.filter(fact_id__in=chunk).delete()
         active = active_rows(chunk).values()
         fact_keys_add((row[0], stored_signature(row)) for row in active if row is not None)
+
+
+def fact_keys_stale() -> bool:
+    """Whether the stored keys were built by another version of the rules. Read inside
+    the writing transaction, so that one writer rebuilds and the next sees it done."""
+    built = MemoryConfig.objects.filter(pk=1).values_list("fact_keys_version", flat=True)
+    return built.first() != KEYS_VERSION
+
+
+def fact_keys_rebuild(*, progress: Callable[[int, int], None] | None = None) -> int:
+    """Re-key every active fact with the current rules and record the version; the
+    number of facts keyed. ``progress(done, total)`` is called after each chunk."""
+    FactKey.objects.all().delete()
+    ids = list(
+        Fact.objects.filter(status=Status.ACTIVE, superseded_by__isnull=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for start in range(0, len(ids), REBUILD_CHUNK):
+        active = active_rows(ids[start : start + REBUILD_CHUNK]).values()
+        fact_keys_add((row[0], stored_signature(row)) for row in active if row is not None)
+        if progress is not None:
+            progress(min(start + REBUILD_CHUNK, len(ids)), len(ids))
+    MemoryConfig.objects.filter(pk=1).update(fact_keys_version=KEYS_VERSION)
+    return len(ids)
+
+
+REBUILD_CHUNK = 2000

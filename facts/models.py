@@ -213,6 +213,9 @@ class MemoryConfig(models.Model):
     llm_url = models.URLField(blank=True, default="")
     llm_model = models.CharField(max_length=200, blank=True, default="")
     llm_api_key = models.CharField(max_length=500, blank=True, default="")
+    # The ``facts.dedupe.KEYS_VERSION`` the stored near-duplicate keys were built with
+    # (0: never built; the first write builds them).
+    fact_keys_version = models.PositiveIntegerField(default=0, editable=False)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

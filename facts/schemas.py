@@ -1,5 +1,5 @@
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.db.models import TextChoices
 from ninja import Field, Schema
@@ -95,6 +95,13 @@ class FactOut(Schema):
     updated_at: datetime
     provenance: ProvenanceOut
     embedded_with: str | None
+
+
+class FactWriteOut(FactOut):
+    outcome: Literal["created", "merged"] = Field(
+        description="created: a new fact; merged: folded into this existing fact of the "
+        "same visibility and team, which now says what was posted"
+    )
 
 
 class FactListOut(Schema):

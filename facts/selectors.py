@@ -3,9 +3,11 @@
 from collections.abc import Iterator
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, QuerySet
 
-from facts.models import Category, Fact, Layer, Status
+from facts.dedupe import KEYS_VERSION
+from facts.models import Category, Fact, Layer, MemoryConfig, Status
 from facts.search import FACT_FTS
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import id_of
@@ -19,6 +21,18 @@ SORTS = {
     "updated": ("-updated_at", "-id"),
 }
 FILTERS = ("category", "layer", "visibility", "project", "status", "team")
+
+
+def memory_config_get() -> MemoryConfig:
+    """The instance's memory settings, created from the environment defaults."""
+    config = MemoryConfig.objects.filter(pk=1).first()
+    if config is None:
+        # With no fact stored yet, there are no keys to build.
+        keys_version = 0 if Fact.objects.exists() else KEYS_VERSION
+        config, _ = MemoryConfig.objects.get_or_create(
+            pk=1, defaults={**settings.MEMORY_DEFAULTS, "fact_keys_version": keys_version}
+        )
+    return config
 
 
 def fact_list_visible(

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -23,7 +22,9 @@ from facts.dedupe import (
     DuplicateFinder,
     Signature,
     fact_keys_add,
+    fact_keys_rebuild,
     fact_keys_refresh,
+    fact_keys_stale,
     merged_tags,
     signature,
 )
@@ -38,6 +39,7 @@ from facts.models import (
     Tier,
 )
 from facts.search import FACT_FTS, FACT_VECTORS, fts_values
+from facts.selectors import memory_config_get
 from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.tasks import enqueue_on_commit
@@ -52,16 +54,6 @@ WRITE_PIECE = 100
 
 
 # --- Settings -------------------------------------------------------------------------------
-
-
-def memory_config_get() -> MemoryConfig:
-    """The instance's memory settings, created from the environment defaults."""
-    config = MemoryConfig.objects.filter(pk=1).first()
-    if config is None:
-        config, _ = MemoryConfig.objects.get_or_create(
-            pk=1, defaults=django_settings.MEMORY_DEFAULTS
-        )
-    return config
 
 
 SECRET_FIELDS = ("embeddings_api_key", "llm_api_key")
@@ -79,7 +71,7 @@ def memory_config_update(*, actor: Actor, changes: dict[str, Any]) -> MemoryConf
     for name, value in changes.items():
         if name in SECRET_FIELDS and not value:
             continue
-        if not hasattr(config, name) or name in ("id", "updated_at"):
+        if not hasattr(config, name) or name in ("id", "updated_at", "fact_keys_version"):
             raise InvalidInput(f"Unknown memory setting '{name}'.")
         if getattr(config, name) != value:
             setattr(config, name, value)
@@ -315,11 +307,21 @@ def _signature_of(item: FactInput, scope: dict[str, Any]) -> Signature:
     return signature(
         owner_id=scope["owner"].pk,
         team_id=team.pk if team is not None else None,
+        visibility=scope["visibility"],
         project=scope["project"],
         layer=item.layer,
         content=item.content,
         tags=item.tags,
     )
+
+
+def _keys_ensure_current() -> bool:
+    """Re-key the stored facts if their keys were built by other rules (once, after an
+    upgrade); whether it did. Inside the writing transaction."""
+    if not fact_keys_stale():
+        return False
+    fact_keys_rebuild()
+    return True
 
 
 MERGED_FIELDS = ("content", "tags", "importance", "confidence", "origin", "updated_at")
@@ -393,6 +395,7 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
         )
         old = _resolve_supersedes(actor=actor, fact_id=item.supersedes) if item.supersedes else None
         sig = _signature_of(item, scope)
+        _keys_ensure_current()
         if old is None:
             existing_id = DuplicateFinder(config.dedupe_similarity).find(sig)
             if existing_id is not None:
@@ -465,6 +468,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
                 except InvalidInput as exc:
                     raise InvalidInput(f"Item {index}: {exc.message}") from None
             signatures.append(_signature_of(item, scopes[key]))
+        look_ahead = look_ahead and not _keys_ensure_current()
         finder = DuplicateFinder(config.dedupe_similarity)
         if look_ahead and len(cleaned) > 1:
             finder.look_ahead(signatures)
@@ -557,7 +561,7 @@ def _require_editable(*, actor: Actor, fact: Fact) -> None:
 
 
 # What a fact's near-duplicate keys are built from.
-KEYED_FIELDS = frozenset({"content", "tags", "team", "project", "status"})
+KEYED_FIELDS = frozenset({"content", "tags", "team", "visibility", "project", "status"})
 
 
 @transaction.atomic

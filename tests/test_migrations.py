@@ -8,31 +8,31 @@ def test_models_and_migrations_agree():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_near_duplicate_keys_are_rebuilt_for_facts_stored_before_them(owner):
+def test_facts_stored_before_near_duplicate_keys_are_keyed_by_the_first_write(owner):
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
     from facts.dedupe import KEY_FIELDS, stored_keys, stored_signature
     from facts.models import Fact, FactKey
+    from facts.services import fact_create
+    from teams.services import Actor
 
     before = [("facts", "0003_vector_raw_table")]
     executor = MigrationExecutor(connection)
     executor.migrate(before)
     old_fact = executor.loader.project_state(before).apps.get_model("facts", "Fact")
     stored = old_fact.objects.create(
-        owner_id=owner.pk, content="The VPN gateway is vpn2", tags=["net"]
+        owner_id=owner.pk, content="The VPN gateway is vpn2 in Frankfurt", tags=["net"]
     )
-    # Keys of an earlier layout: the latest re-keying replaces them.
-    keyed = [("facts", "0006_subject_keys_without_tag_words")]
-    executor = MigrationExecutor(connection)
-    executor.migrate(keyed)
-    old_key = executor.loader.project_state(keyed).apps.get_model("facts", "FactKey")
-    old_key.objects.create(fact_id=stored.pk, key=12345)
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
+    assert not FactKey.objects.exists()
 
-    fact = Fact.objects.get()
-    row = Fact.objects.values_list(*KEY_FIELDS).get()
-    assert set(FactKey.objects.filter(fact=fact).values_list("key", flat=True)) == set(
+    result = fact_create(
+        actor=Actor(user=owner), data={"content": "the VPN gateway is vpn2 in Frankfurt!"}
+    )
+    assert (result.created, result.fact.pk) == (False, stored.pk)
+    row = Fact.objects.values_list(*KEY_FIELDS).get(pk=stored.pk)
+    assert set(FactKey.objects.filter(fact_id=stored.pk).values_list("key", flat=True)) == set(
         stored_keys(stored_signature(row))
     )

@@ -24,24 +24,3 @@ class Migration(migrations.Migration):
         ),
     ]
 
-
-def key_existing_facts(apps, schema_editor):
-    from facts.dedupe import KEY_FIELDS, stored_keys, stored_signature
-
-    Fact = apps.get_model("facts", "Fact")
-    FactKey = apps.get_model("facts", "FactKey")
-    rows = Fact.objects.filter(status="active", superseded_by__isnull=True).values_list(
-        *KEY_FIELDS
-    )
-    batch = []
-    for row in rows.iterator(chunk_size=2000):
-        batch.extend(
-            FactKey(fact_id=row[0], key=key) for key in stored_keys(stored_signature(row))
-        )
-        if len(batch) >= 5000:
-            FactKey.objects.bulk_create(batch)
-            batch = []
-    FactKey.objects.bulk_create(batch)
-
-
-Migration.operations.append(migrations.RunPython(key_existing_facts, migrations.RunPython.noop))

@@ -20,11 +20,12 @@ VOCABULARY = [f"w{i}{'x' * (i % 7)}" for i in range(40)]
 TAGS = [f"t{i}" for i in range(6)]
 
 
-def sig(words: list[str], tags: list[str], scope: tuple = (1, None, "", 1)):
-    owner, team, project, layer = scope
+def sig(words: list[str], tags: list[str], scope: tuple = (1, None, "private", "", 1)):
+    owner, team, visibility, project, layer = scope
     return signature(
         owner_id=owner,
         team_id=team,
+        visibility=visibility,
         project=project,
         layer=layer,
         content=" ".join(words),
@@ -86,9 +87,19 @@ def test_subject_keys_leave_out_the_tags_own_words():
     assert duplicates > 300
 
 
-def test_keys_depend_on_the_scope():
+@pytest.mark.parametrize(
+    "other",
+    [
+        (2, None, "private", "", 1),  # another owner
+        (1, 7, "private", "", 1),  # another team
+        (1, None, "global", "", 1),  # another visibility
+        (1, None, "private", "web", 1),  # another project
+        (1, None, "private", "", 2),  # another layer
+    ],
+)
+def test_keys_depend_on_the_scope(other):
     words = "Alice prefers tabs over spaces".split()
-    mine, theirs = sig(words, [], (1, None, "", 1)), sig(words, [], (2, None, "", 1))
+    mine, theirs = sig(words, ["style"]), sig(words, ["style"], other)
     assert not set(query_keys(mine, 0.9)) & set(stored_keys(theirs))
     assert not is_near_duplicate(mine, theirs, 0.9)
 
@@ -213,3 +224,50 @@ def test_outside_a_transaction_candidates_are_looked_up_ahead(owner, monkeypatch
     assert again[0].fact.pk == stored[1].fact.pk
     assert again[2].fact.pk == again[1].fact.pk
     assert Fact.objects.filter(status=Status.ACTIVE).count() == 4
+
+
+def _keys_of(fact_id: int) -> set[int]:
+    return set(FactKey.objects.filter(fact_id=fact_id).values_list("key", flat=True))
+
+
+def _expected_keys(fact_id: int) -> set[int]:
+    from facts.dedupe import KEY_FIELDS, stored_signature
+
+    return set(stored_keys(stored_signature(Fact.objects.values_list(*KEY_FIELDS).get(pk=fact_id))))
+
+
+@pytest.mark.django_db
+def test_keys_built_by_older_rules_are_rebuilt_before_the_next_write(owner):
+    from facts.dedupe import KEYS_VERSION
+    from facts.services import fact_create
+
+    actor = Actor(user=owner)
+    first = fact_create(actor=actor, data={"content": "The VPN gateway is vpn2 in Frankfurt"})
+    other = fact_create(actor=actor, data={"content": "Standups start at 9:30 on Mondays"})
+    FactKey.objects.all().update(key=12345)  # as an older layout would have keyed them
+    MemoryConfig.objects.filter(pk=1).update(fact_keys_version=KEYS_VERSION - 1)
+
+    again = fact_create(actor=actor, data={"content": "the VPN gateway is vpn2 in Frankfurt!"})
+    assert (again.created, again.fact.pk) == (False, first.fact.pk)
+    assert _keys_of(other.fact.pk) == _expected_keys(other.fact.pk)
+    assert MemoryConfig.objects.get(pk=1).fact_keys_version == KEYS_VERSION
+
+
+@pytest.mark.django_db
+def test_rebuild_fact_keys_command_rebuilds_only_when_stale(owner, capsys):
+    from django.core.management import call_command
+
+    from facts.dedupe import KEYS_VERSION
+    from facts.services import fact_create
+
+    fact = fact_create(actor=Actor(user=owner), data={"content": "Deploys go out on Tuesdays"})
+    FactKey.objects.all().delete()
+    call_command("rebuild_fact_keys", "--if-stale")
+    assert "current" in capsys.readouterr().out
+    assert not _keys_of(fact.fact.pk)
+
+    MemoryConfig.objects.filter(pk=1).update(fact_keys_version=0)
+    call_command("rebuild_fact_keys", "--if-stale")
+    assert "Keyed 1 active facts" in capsys.readouterr().out
+    assert _keys_of(fact.fact.pk) == _expected_keys(fact.fact.pk)
+    assert MemoryConfig.objects.get(pk=1).fact_keys_version == KEYS_VERSION
