@@ -35,6 +35,17 @@ def _celery_eager() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _eager_join_flag_reset() -> Iterator[None]:
+    """Eager tasks run on several live-server threads at once leave Celery's global
+    "joining would block" flag set (each run saves and restores it, interleaved), which
+    then refuses ``result.get()`` in the next test. Eager mode is for tests only."""
+    yield
+    from celery.result import _set_task_join_will_block
+
+    _set_task_join_will_block(False)
+
+
+@pytest.fixture(autouse=True)
 def _recall_uses_written() -> Iterator[None]:
     """Recalls outside transactions count their uses a moment later: write them before
     the next test, so they never land in its database."""

@@ -79,9 +79,9 @@ def create_memory(request: HttpRequest, payload: FactIn) -> Status:
     result = services.fact_create(
         actor=Actor.from_request(request), data=payload.dict(exclude_none=True)
     )
-    fact = selectors.fact_get_visible(user=request.user, fact_id=result.fact.pk)
+    # The fact as this write left it: another request may change or delete it next.
     outcome = "created" if result.created else "merged"
-    return Status(201 if result.created else 200, {**fact_as_dict(fact), "outcome": outcome})
+    return Status(201 if result.created else 200, {**fact_as_dict(result.fact), "outcome": outcome})
 
 
 @router.post("/memories/batch", response={201: BatchOut}, auth=write_auth)
@@ -149,28 +149,55 @@ def export_memories(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def _etag(fact) -> str:
+    return f'"{fact.version}"'
+
+
+def _if_match(request: HttpRequest) -> str | None:
+    """The version an ``If-Match`` header names (None: change whatever is there)."""
+    header = request.headers.get("If-Match", "").strip()
+    if not header or header == "*":
+        return None
+    return header.removeprefix("W/").strip('"')
+
+
 @router.get("/memories/{fact_id}", response=FactOut, auth=read_auth)
-def get_memory(request: HttpRequest, fact_id: int) -> dict[str, Any]:
-    """One visible memory."""
-    return fact_as_dict(selectors.fact_get_visible(user=request.user, fact_id=fact_id))
+def get_memory(request: HttpRequest, response: HttpResponse, fact_id: int) -> dict[str, Any]:
+    """One visible memory. Its `ETag` names this version: send it back as `If-Match`
+    with a change, and the change is refused (412) if someone changed the memory since."""
+    fact = selectors.fact_get_visible(user=request.user, fact_id=fact_id)
+    response["ETag"] = _etag(fact)
+    return fact_as_dict(fact)
 
 
 @router.patch("/memories/{fact_id}", response=FactOut, auth=write_auth)
-def update_memory(request: HttpRequest, fact_id: int, payload: FactPatch) -> dict[str, Any]:
-    """Change a memory you own (or, for team memories, administer)."""
+def update_memory(
+    request: HttpRequest, response: HttpResponse, fact_id: int, payload: FactPatch
+) -> dict[str, Any]:
+    """Change a memory you own (or, for team memories, administer). With `If-Match`,
+    only if it is still the version you read (412 otherwise); 404 if it was deleted."""
     fact = selectors.fact_get_visible(user=request.user, fact_id=fact_id)
     changes = payload.dict(exclude_unset=True)
     if not changes:
         raise InvalidInput("Nothing to change: send at least one field.")
-    services.fact_update(actor=Actor.from_request(request), fact=fact, changes=changes)
-    return fact_as_dict(selectors.fact_get_visible(user=request.user, fact_id=fact_id))
+    fact = services.fact_update(
+        actor=Actor.from_request(request),
+        fact=fact,
+        changes=changes,
+        expected_version=_if_match(request),
+    )
+    response["ETag"] = _etag(fact)
+    return fact_as_dict(fact)
 
 
 @router.delete("/memories/{fact_id}", response={204: None}, auth=write_auth)
 def delete_memory(request: HttpRequest, fact_id: int) -> Status:
-    """Delete a memory you own, with its index entries and vector."""
+    """Delete a memory you own, with its index entries and vector (with `If-Match`,
+    only if it is still the version you read)."""
     fact = selectors.fact_get_visible(user=request.user, fact_id=fact_id)
-    services.fact_delete(actor=Actor.from_request(request), fact=fact)
+    services.fact_delete(
+        actor=Actor.from_request(request), fact=fact, expected_version=_if_match(request)
+    )
     return Status(204, None)
 
 

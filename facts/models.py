@@ -156,6 +156,11 @@ class Fact(ScopedModel):
     def __str__(self) -> str:
         return self.content[:60]
 
+    @property
+    def version(self) -> str:
+        """Changes with every write to the fact: the API's ETag, checked by If-Match."""
+        return str(round(self.updated_at.timestamp() * 1_000_000))
+
     def recency(self, *, now: datetime, half_life_days: float) -> float:
         """1 when just created or used, halving every ``half_life_days``."""
         return recency_score(

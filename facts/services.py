@@ -42,6 +42,7 @@ from facts.search import FACT_FTS, FACT_VECTORS, fts_values
 from facts.selectors import memory_config_get
 from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
+from memoryhub.locking import row_for_update
 from memoryhub.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log, audit_log_many, scope_for_new_row
 
@@ -282,7 +283,7 @@ class _FactRows:
 
 
 def _resolve_supersedes(*, actor: Actor, fact_id: int) -> Fact:
-    old = Fact.objects.visible_to(actor.user).filter(pk=fact_id).first()
+    old = Fact.objects.visible_to(actor.user).select_for_update().filter(pk=fact_id).first()
     if old is None:
         raise NotFound(f"No fact {fact_id} that you can see to supersede.")
     if not old.is_editable_by(actor.user):
@@ -565,8 +566,14 @@ KEYED_FIELDS = frozenset({"content", "tags", "team", "visibility", "project", "s
 
 
 @transaction.atomic
-def fact_update(*, actor: Actor, fact: Fact, changes: dict[str, Any]) -> Fact:
-    """Change a fact; it is re-indexed, and re-embedded when its content changed."""
+def fact_update(
+    *, actor: Actor, fact: Fact, changes: dict[str, Any], expected_version: str | None = None
+) -> Fact:
+    """Change a fact; it is re-indexed, and re-embedded when its content changed. The
+    fact is re-read under a lock first: a fact deleted meanwhile is not found (never
+    written back), and with ``expected_version`` a fact changed meanwhile is refused."""
+    _require_editable(actor=actor, fact=fact)
+    fact = row_for_update(fact, missing=f"No fact {fact.pk}.", expected_version=expected_version)
     _require_editable(actor=actor, fact=fact)
     config = memory_config_get()
     unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
@@ -604,10 +611,12 @@ def fact_update(*, actor: Actor, fact: Fact, changes: dict[str, Any]) -> Fact:
     if not changed:
         return fact
     fact.updated_at = timezone.now()
+    fields = [*changed, "updated_at"]
     if "content" in changed:
         fact.embedding_model = ""
+        fields.append("embedding_model")
         FACT_VECTORS.delete([fact.pk])
-    fact.save()
+    fact.save(update_fields=fields)
     FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags))])
     if KEYED_FIELDS & changed.keys():
         fact_keys_refresh([fact.pk])
@@ -624,8 +633,11 @@ def fact_update(*, actor: Actor, fact: Fact, changes: dict[str, Any]) -> Fact:
 
 
 @transaction.atomic
-def fact_delete(*, actor: Actor, fact: Fact) -> None:
-    """Delete a fact with its index rows and vector."""
+def fact_delete(*, actor: Actor, fact: Fact, expected_version: str | None = None) -> None:
+    """Delete a fact with its index rows and vector (re-read under a lock first, so a
+    fact already gone is not found and ``expected_version`` is checked)."""
+    _require_editable(actor=actor, fact=fact)
+    fact = row_for_update(fact, missing=f"No fact {fact.pk}.", expected_version=expected_version)
     _require_editable(actor=actor, fact=fact)
     fact_id = fact.pk
     FACT_FTS.delete([fact_id])

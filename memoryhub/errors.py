@@ -30,3 +30,9 @@ class Forbidden(ApplicationError):
 
 class Conflict(ApplicationError):
     status_code = 409
+
+
+class PreconditionFailed(ApplicationError):
+    """The row changed since the caller read it (an ``If-Match`` that no longer holds)."""
+
+    status_code = 412
