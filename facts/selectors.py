@@ -12,6 +12,7 @@ from facts.search import FACT_FTS
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import id_of
 from memoryhub.search import match_all
+from teams.services import TEAM_NAME_MAX
 
 SORTS = {
     "newest": ("-created_at", "-id"),
@@ -55,11 +56,12 @@ def fact_list_visible(
             raise InvalidInput(f"Unknown layer '{value}'.")
         if name == "team":
             ident = id_of(value)
-            facts = (
-                facts.filter(team__name__iexact=value)
-                if ident is None
-                else facts.filter(team_id=ident)
-            )
+            if ident is not None:
+                facts = facts.filter(team_id=ident)
+            elif len(value) > TEAM_NAME_MAX:  # no team has such a name
+                facts = facts.none()
+            else:
+                facts = facts.filter(team__name__iexact=value)
             continue
         facts = facts.filter(**{name: value})
     return facts.order_by(*SORTS[sort])

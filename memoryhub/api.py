@@ -1,13 +1,28 @@
 """The one NinjaAPI: apps add their routers here; errors are mapped to JSON once."""
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
 from ninja.errors import HttpError, ValidationError
+from ninja.parser import Parser
 
 from memoryhub.errors import ApplicationError
 from memoryhub.health import health_report
+from memoryhub.unicode import require_storable_text
+
+
+class StorableJsonParser(Parser):
+    """JSON bodies, refusing text that cannot be stored (lone surrogates)."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        data = super().parse_body(request)
+        require_storable_text(data)
+        return data
+
 
 api = NinjaAPI(
+    parser=StorableJsonParser(),
     title="MemoryHub API",
     version="1",
     description=(
@@ -28,6 +43,8 @@ def on_application_error(request: HttpRequest, exc: ApplicationError) -> HttpRes
 
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if isinstance(exc.__cause__, ApplicationError):  # raised while parsing the body
+        return on_application_error(request, exc.__cause__)
     return api.create_response(request, {"detail": str(exc.message)}, status=exc.status_code)
 
 

@@ -5,6 +5,11 @@ them ("7" or "platform" for a team)."""
 MAX_ID = 2**63 - 1
 
 
+def shortened(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters for a message that quotes it."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def id_of(reference: str | int) -> int | None:
     """The id ``reference`` gives, or None when it is a name. Only ASCII digits make an
     id: Python also counts "²" or "٣" as digits, which int() then refuses."""

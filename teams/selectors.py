@@ -9,6 +9,9 @@ from django.utils import timezone
 
 from teams.models import AgentToken, AuditEvent, Membership
 
+# Longer than any user name or actor label stored: matches nothing.
+ACTOR_MAX = AuditEvent._meta.get_field("actor_label").max_length
+
 
 def team_list_for(*, user: AbstractBaseUser) -> QuerySet[Group]:
     """Teams the user can see: all of them for staff, their own otherwise."""
@@ -56,7 +59,9 @@ def audit_event_list(
     events = AuditEvent.objects.select_related("actor", "actor_token")
     if not viewer.is_staff:
         events = events.filter(actor=viewer)
-    if actor:
+    if len(actor) > ACTOR_MAX:  # longer than any name or label stored
+        events = events.none()
+    elif actor:
         events = events.filter(Q(actor__username__iexact=actor) | Q(actor_label__icontains=actor))
     if action:
         events = events.filter(action=action)

@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
-from memoryhub.refs import id_of
+from memoryhub.refs import id_of, shortened
 from teams.models import (
     AgentToken,
     AuditEvent,
@@ -25,6 +25,7 @@ from teams.models import (
 )
 
 TOKEN_PREFIX = "mh_"
+TEAM_NAME_MAX = Group._meta.get_field("name").max_length
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
@@ -105,8 +106,8 @@ def _clean_team_name(name: str) -> str:
     name = " ".join((name or "").split())
     if not name:
         raise InvalidInput("A team needs a name.")
-    if len(name) > 150:
-        raise InvalidInput("A team name is at most 150 characters.")
+    if len(name) > TEAM_NAME_MAX:
+        raise InvalidInput(f"A team name is at most {TEAM_NAME_MAX} characters.")
     return name
 
 
@@ -227,12 +228,15 @@ def resolve_team(*, user: AbstractBaseUser, team: str | int | None) -> Group | N
         return None
     groups = Group.objects.filter(memberships__user=user)
     ident = id_of(team)
+    name = str(team).strip()
     if ident is not None:
         found = groups.filter(pk=ident).first()
+    elif len(name) > TEAM_NAME_MAX:  # names no team can have (and too long to compare)
+        found = None
     else:
-        found = groups.filter(name__iexact=str(team).strip()).first()
+        found = groups.filter(name__iexact=name).first()
     if found is None:
-        raise InvalidInput(f"Unknown team '{team}', or you are not a member of it.")
+        raise InvalidInput(f"Unknown team '{shortened(name)}', or you are not a member of it.")
     return found
 
 

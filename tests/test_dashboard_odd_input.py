@@ -4,11 +4,15 @@ answers below 500: a message or a 4xx, never a server error."""
 import pytest
 
 from facts.services import fact_create
-from teams.services import Actor
+from teams.services import Actor, team_create
 from wiki.services import wiki_page_upsert
 
-# Unicode digits int() refuses, a number no column holds, a word, a NUL, a long text.
-ODD = ["²", "1" + "0" * 30, "abc", "\x00", "x" * 3000]
+# Unicode digits int() refuses, a number no column holds, a word, a NUL, a long text, a
+# text past SQLite's LIKE pattern limit, full-text syntax, JSON holding a lone surrogate.
+ODD = [
+    "²", "1" + "0" * 30, "abc", "\x00", "x" * 3000, "t" * 50_001, 'NEAR("a" "b") OR ^*',
+    '{"\\ud800": 1}', '["\\udfff"]',
+]  # fmt: skip
 QUERY = [
     "q", "page", "team", "layer", "category", "visibility", "status", "sort", "project",
     "kind", "mode", "limit", "symbol", "module", "new", "old", "offset", "tag", "flagged",
@@ -27,6 +31,8 @@ FORM = [
 def pages(staff, settings, tmp_path) -> dict[str, list[str]]:
     settings.CODEGRAPH_ALLOWED_ROOTS = [str(tmp_path)]
     actor = Actor(user=staff)
+    # In a team: a lookup by team name only runs for someone with teams.
+    team_create(actor=actor, name="Platform")
     fact = fact_create(actor=actor, data={"content": "Staging runs PostgreSQL 16"}).fact
     page = wiki_page_upsert(actor=actor, title="Runbook", content="# Steps").page
     return {

@@ -71,3 +71,10 @@ def test_rows_sharing_an_uncommon_word_are_ranked_first(indexed, large, monkeypa
         assert {h.id for h in hits} <= {1, 3, *crowd} and 5 not in {h.id for h in hits}
     finally:
         FACT_FTS.delete(crowd)
+
+
+def test_a_filter_that_admits_nothing_finds_nothing(indexed):
+    from facts.models import Fact
+
+    assert FACT_FTS.search('"tests"', limit=5, within=Fact.objects.none()) == []
+    assert FACT_FTS.search_words("who runs tests", limit=5, within=Fact.objects.none()) == []

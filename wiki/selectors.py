@@ -13,12 +13,13 @@ from typing import Any
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
 from memoryhub.errors import InvalidInput, NotFound
+from memoryhub.refs import shortened
 from memoryhub.search import match_all, match_any
 from teams.models import Membership, Role, Visibility
 from teams.services import Actor
-from wiki.models import Page, PageRevision
+from wiki.models import MAX_TITLE_CHARS, Page, PageRevision
 from wiki.search import PAGE_FTS, SNIPPET_BEST_COLUMN
-from wiki.services import page_slug
+from wiki.services import MAX_TAG_CHARS, page_slug
 
 FILTERS = ("tag", "kind", "project", "visibility", "flagged")
 MAX_QUERY_CHARS = 1000
@@ -34,8 +35,13 @@ def wiki_page_list_visible(*, user: Any, filters: dict[str, Any] | None = None) 
         if name not in FILTERS:
             raise InvalidInput(f"Unknown filter '{name}': use {', '.join(FILTERS)}.")
         if name == "tag":
-            # Tags are stored as a JSON list; a quoted match finds one whole tag.
-            pages = pages.filter(tags__icontains=json.dumps(str(value).strip().lower()))
+            tag = str(value).strip().lower()
+            # Tags are stored as a JSON list; a quoted match finds one whole tag. A tag
+            # longer than any stored one matches nothing (and is too long to compare).
+            if len(tag) > MAX_TAG_CHARS:
+                pages = pages.none()
+            else:
+                pages = pages.filter(tags__icontains=json.dumps(tag))
         elif name == "flagged":
             pages = pages.filter(flagged=value in (True, "true", "1", "yes", "on"))
         else:
@@ -62,6 +68,8 @@ def wiki_page_find(*, user: Any, title_or_slug: str, project: str | None = None)
     if not isinstance(title_or_slug, str) or not title_or_slug.strip():
         raise InvalidInput("Name a page by its title or slug.")
     text = title_or_slug.strip()
+    if len(text) > MAX_TITLE_CHARS:
+        raise NotFound(f"No page titled '{shortened(text)}'.")
     try:
         slug = page_slug(text)
     except InvalidInput:

@@ -64,7 +64,7 @@ def compile_within(within: "QuerySet | Within") -> Within:
         # No ORDER BY: a filter set needs no order, and sorting it costs.
         sql, params = within.order_by().values("pk").query.sql_with_params()
     except EmptyResultSet:  # e.g. ``.none()`` or ``pk__in=[]``: matches nothing
-        return "SELECT NULL WHERE 0", ()
+        return "SELECT NULL AS pk WHERE 0", ()
     return sql, tuple(params)
 
 
