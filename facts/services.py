@@ -647,7 +647,14 @@ def fact_delete(*, actor: Actor, fact: Fact, expected_version: str | None = None
         action="fact.delete",
         target_type="fact",
         target_id=fact_id,
-        details={"content": fact.content[:EXCERPT_LENGTH]},
+        # What the fact was, never what it said: a deleted statement leaves no text
+        # behind, and staff read every audit event.
+        details={
+            "category": fact.category,
+            "visibility": fact.visibility,
+            "project": fact.project,
+            "characters": len(fact.content),
+        },
     )
     fact.delete()
 

@@ -1,0 +1,493 @@
+"""The access rule, property-based: random worlds of users, teams and rows in every app,
+random sequences of writes, then every read path as every user.
+
+Each statement written carries a marker word of its own (``zq`` and hex digits). The
+test keeps its own record of the scopes (owner, visibility, team) each marker was
+written in, explicitly: by a create, an edit, a batch item or a visibility change.
+Then:
+
+- no read path ever shows a user a marker outside the audience of those scopes (the
+  rule computed here in Python, not by ``visible_to``), whatever merges, supersessions,
+  deletes, batches and membership changes happened in between;
+- no write changes who can read a statement: every stored row carrying a marker has one
+  of the marker's scopes, and every scope a marker still has holds a row carrying it.
+
+Bounded in CI; ``MEMORYHUB_PROPERTY_EXAMPLES=200`` searches deeper. A read path added
+to the product joins ``READ_PATHS`` (API) or ``DASHBOARD_PATHS`` (pages).
+"""
+
+import contextlib
+import os
+import random
+import re
+import secrets
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+from django.test import Client
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    consumes,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
+
+from codegraph.models import CodeProject
+from facts.models import Fact
+from memoryhub.errors import ApplicationError
+from teams.models import Membership, Visibility
+from teams.services import Actor, agent_token_create
+from wiki.models import Page, PageRevision
+
+pytestmark = pytest.mark.django_db
+
+EXAMPLES = int(os.environ.get("MEMORYHUB_PROPERTY_EXAMPLES") or 20)
+SEARCHED = 3  # markers searched for per user and world
+MARKER = re.compile(r"zq[0-9a-f]{8}")
+# Twelve content words every fact shares: a fact repeating another's words plus one
+# marker is a near-duplicate of it (similarity at least 13/14 > 0.92), and merges with it
+# when their scopes allow.
+FILLER = (
+    "nightly billing export runs reporting replica backup window closes midnight sharp weekdays"
+)
+USERS = ("ann", "ben", "cat", "dan")
+VISIBILITIES = [v.value for v in Visibility]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who may read a row: its owner, visibility and (for team rows) team."""
+
+    owner: int
+    visibility: str
+    team: int | None
+
+    @classmethod
+    def of(cls, row) -> "Scope":
+        team = row.team_id if row.visibility == Visibility.TEAM else None
+        return cls(owner=row.owner_id, visibility=row.visibility, team=team)
+
+    def admits(self, user_id: int, teams: dict[int, set[int]]) -> bool:
+        if self.visibility == Visibility.GLOBAL or self.owner == user_id:
+            return True
+        return (
+            self.visibility == Visibility.TEAM
+            and self.team is not None
+            and self.team in teams.get(user_id, set())
+        )
+
+
+def new_marker() -> str:
+    return "zq" + secrets.token_hex(4)
+
+
+def markers_in(text: str) -> set[str]:
+    return set(MARKER.findall(text))
+
+
+class AccessWorld(RuleBasedStateMachine):
+    """One world per example, rolled back at its end."""
+
+    facts = Bundle("facts")
+    pages = Bundle("pages")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._atomic = transaction.atomic()
+        self._atomic.__enter__()
+        self.folder = Path(tempfile.mkdtemp(prefix="access-world-"))
+        user_model = get_user_model()
+        self.users = [
+            user_model.objects.create_user(username=name, is_staff=(name == "dan"))
+            for name in USERS
+        ]
+        self.teams = [Group.objects.create(name=name) for name in ("red", "blue")]
+        self.scopes: dict[str, set[Scope]] = {}
+        self.rng = random.Random(0)
+        self.clients: dict[int, tuple[Client, Client]] = {}
+        for user in self.users:
+            _, secret = agent_token_create(
+                actor=Actor(user=user), name="probe", scopes=["read", "write"]
+            )
+            session = Client()
+            session.force_login(user)
+            self.clients[user.pk] = (Client(headers={"Authorization": f"Bearer {secret}"}), session)
+
+    def teardown(self) -> None:
+        try:
+            self.check_every_read_path()
+        finally:
+            transaction.set_rollback(True)
+            self._atomic.__exit__(None, None, None)
+
+    # --- the model ---------------------------------------------------------------
+
+    def memberships(self) -> dict[int, set[int]]:
+        found: dict[int, set[int]] = {}
+        for user_id, team_id in Membership.objects.values_list("user_id", "team_id"):
+            found.setdefault(user_id, set()).add(team_id)
+        return found
+
+    def wrote(self, text: str, scope: Scope) -> None:
+        for marker in markers_in(text):
+            self.scopes.setdefault(marker, set()).add(scope)
+
+    def audience(self, marker: str, teams: dict[int, set[int]]) -> set[int]:
+        return {
+            user.pk
+            for user in self.users
+            if any(scope.admits(user.pk, teams) for scope in self.scopes.get(marker, ()))
+        }
+
+    def stored(self) -> list[tuple[str, Scope]]:
+        """(text, scope) of every stored row that carries statements."""
+        rows = [(f.content, Scope.of(f)) for f in Fact.objects.all()]
+        rows += [(p.content, Scope.of(p)) for p in Page.objects.all()]
+        rows += [(r.content, Scope.of(r.page)) for r in PageRevision.objects.select_related("page")]
+        rows += [(p.name + " " + p.root_path, Scope.of(p)) for p in CodeProject.objects.all()]
+        return rows
+
+    def forget_scope_unless_stored(self, text: str, scope: Scope) -> None:
+        """A delete or a visibility change removes a statement from a scope explicitly,
+        unless another row of that scope still carries it."""
+        still = {m for t, s in self.stored() if s == scope for m in markers_in(t)}
+        for marker in markers_in(text) - still:
+            self.scopes.get(marker, set()).discard(scope)
+
+    def act(self, call) -> object | None:
+        """Run a write; a refusal (not a member, not the owner, ...) is an answer."""
+        try:
+            with transaction.atomic():
+                return call()
+        except ApplicationError:
+            return None
+
+    # --- writes ------------------------------------------------------------------
+
+    @initialize()
+    def start_with_memberships(self) -> None:
+        ann, ben, cat, _ = self.users
+        red, blue = self.teams
+        for user, team in ((ann, red), (ben, red), (cat, blue)):
+            Membership.objects.create(user=user, team=team)
+
+    @rule(user=st.integers(0, 3), team=st.integers(0, 1), join=st.booleans())
+    def change_membership(self, user: int, team: int, join: bool) -> None:
+        member, group = self.users[user], self.teams[team]
+        if join:
+            Membership.objects.get_or_create(user=member, team=group)
+        else:
+            Membership.objects.filter(user=member, team=group).delete()
+
+    def _fact_data(self, *, visibility: str, team: int, repeats: str | None) -> dict:
+        base = repeats or FILLER
+        return {
+            "content": f"{base} {new_marker()}",
+            "visibility": visibility,
+            "team": self.teams[team].pk if visibility == Visibility.TEAM else None,
+        }
+
+    @rule(
+        target=facts,
+        user=st.integers(0, 3),
+        visibility=st.sampled_from(VISIBILITIES),
+        team=st.integers(0, 1),
+        repeat=st.none() | st.integers(0, 7),
+    )
+    def write_fact(self, user: int, visibility: str, team: int, repeat: int | None):
+        """A new statement, or (``repeat``) one that repeats an active fact of the writer,
+        which merges when the scopes allow it."""
+        from facts.services import fact_create
+
+        repeats = None
+        if repeat is not None:
+            own = list(
+                Fact.objects.filter(owner=self.users[user], status="active")
+                .order_by("pk")
+                .values_list("content", flat=True)
+            )
+            repeats = own[repeat % len(own)] if own else None
+        data = self._fact_data(visibility=visibility, team=team, repeats=repeats)
+        result = self.act(lambda: fact_create(actor=Actor(user=self.users[user]), data=data))
+        if result is None:
+            return -1
+        self.wrote(data["content"], Scope.of(result.fact))
+        return result.fact.pk
+
+    @rule(
+        user=st.integers(0, 3),
+        items=st.lists(
+            st.tuples(st.sampled_from(VISIBILITIES), st.integers(0, 1), st.booleans()),
+            min_size=1,
+            max_size=4,
+        ),
+    )
+    def write_batch(self, user: int, items: list) -> None:
+        from facts.services import fact_bulk_create
+
+        data, previous = [], None
+        for visibility, team, repeat in items:
+            data.append(
+                self._fact_data(
+                    visibility=visibility, team=team, repeats=previous if repeat else None
+                )
+            )
+            previous = data[-1]["content"]
+        results = self.act(lambda: fact_bulk_create(actor=Actor(user=self.users[user]), items=data))
+        for item, result in zip(data, results or [], strict=False):
+            # Each item was written in the scope it asked for (the target of a merge
+            # has the same one).
+            self.wrote(item["content"], Scope.of(result.fact))
+
+    @rule(fact=facts, user=st.integers(0, 3), visibility=st.sampled_from(VISIBILITIES))
+    def change_fact_visibility(self, fact: int, user: int, visibility: str) -> None:
+        from facts.services import fact_update
+
+        row = Fact.objects.filter(pk=fact).first()
+        if row is None:
+            return
+        before = Scope.of(row)
+        changes = {"visibility": visibility}
+        if visibility == Visibility.TEAM and row.team_id is None:
+            changes["team"] = self.teams[0].pk
+        updated = self.act(
+            lambda: fact_update(actor=Actor(user=self.users[user]), fact=row, changes=changes)
+        )
+        if updated is not None:
+            self.wrote(updated.content, Scope.of(updated))
+            self.forget_scope_unless_stored(row.content, before)
+
+    @rule(fact=facts, user=st.integers(0, 3))
+    def edit_fact(self, fact: int, user: int) -> None:
+        from facts.services import fact_update
+
+        row = Fact.objects.filter(pk=fact).first()
+        if row is None:
+            return
+        content = f"{row.content} {new_marker()}"
+        updated = self.act(
+            lambda: fact_update(
+                actor=Actor(user=self.users[user]), fact=row, changes={"content": content}
+            )
+        )
+        if updated is not None:
+            self.wrote(content, Scope.of(updated))
+            self.forget_scope_unless_stored(row.content, Scope.of(row))
+
+    @rule(
+        target=facts,
+        fact=facts,
+        user=st.integers(0, 3),
+        visibility=st.sampled_from(VISIBILITIES),
+    )
+    def supersede_fact(self, fact: int, user: int, visibility: str):
+        from facts.services import fact_create
+
+        data = self._fact_data(visibility=visibility, team=0, repeats=None)
+        data["supersedes"] = fact
+        result = self.act(lambda: fact_create(actor=Actor(user=self.users[user]), data=data))
+        if result is None:
+            return -1
+        self.wrote(data["content"], Scope.of(result.fact))
+        return result.fact.pk
+
+    @rule(fact=consumes(facts), user=st.integers(0, 3))
+    def delete_fact(self, fact: int, user: int) -> None:
+        from facts.services import fact_delete
+
+        row = Fact.objects.filter(pk=fact).first()
+        if row is None:
+            return
+        if self.act(lambda: fact_delete(actor=Actor(user=self.users[user]), fact=row) or True):
+            self.forget_scope_unless_stored(row.content, Scope.of(row))
+
+    @rule(
+        target=pages,
+        user=st.integers(0, 3),
+        title=st.sampled_from(["Runbook", "Vendors", "Naming"]),
+        visibility=st.sampled_from(VISIBILITIES),
+        team=st.integers(0, 1),
+    )
+    def write_page(self, user: int, title: str, visibility: str, team: int):
+        from wiki.services import wiki_page_upsert
+
+        content = f"# {title}\n\nNotes {new_marker()}"
+        before = {page.pk: Scope.of(page) for page in Page.objects.all()}
+        result = self.act(
+            lambda: wiki_page_upsert(
+                actor=Actor(user=self.users[user]),
+                title=title,
+                content=content,
+                visibility=visibility,
+                team=self.teams[team].pk if visibility == Visibility.TEAM else None,
+            )
+        )
+        if result is None:
+            return -1
+        page = result.page
+        # An update keeps the page's earlier revisions: a visibility change through it
+        # shows them to the new audience, explicitly.
+        texts = [revision.content for revision in page.revisions.all()]
+        for text in texts:
+            self.wrote(text, Scope.of(page))
+        self.wrote(content, Scope.of(page))
+        if before.get(page.pk, Scope.of(page)) != Scope.of(page):
+            for text in texts:
+                self.forget_scope_unless_stored(text, before[page.pk])
+        return page.pk
+
+    @rule(user=st.integers(0, 3), visibility=st.sampled_from(VISIBILITIES))
+    def scan_code(self, user: int, visibility: str) -> None:
+        from codegraph.services import code_project_register, code_project_scan
+
+        if CodeProject.objects.count() >= 2:  # scans are the slowest writes
+            return
+        marker = new_marker()
+        folder = self.folder / marker
+        folder.mkdir()
+        (folder / "app.py").write_text(f"def {marker}():\n    return 1\n")
+        project = self.act(
+            lambda: code_project_register(
+                actor=Actor(user=self.users[user]),
+                name=marker,
+                path=str(folder),
+                visibility=visibility,
+                team=self.teams[0].pk if visibility == Visibility.TEAM else None,
+            )
+        )
+        if project is not None:
+            code_project_scan(project_id=project.pk)
+            self.wrote(marker, Scope.of(project))
+
+    # --- checks ------------------------------------------------------------------
+
+    @invariant()
+    def stored_rows_keep_their_statements_scopes(self) -> None:
+        """No write moved a statement into a scope it was not written in, and every
+        scope a statement has still holds it."""
+        holding: dict[str, set[Scope]] = {}
+        for text, scope in self.stored():
+            for marker in markers_in(text):
+                holding.setdefault(marker, set()).add(scope)
+                assert scope in self.scopes.get(marker, set()), (
+                    f"{marker} is stored in {scope}, but was written only in "
+                    f"{self.scopes.get(marker)}"
+                )
+        for marker, scopes in self.scopes.items():
+            assert scopes <= holding.get(marker, set()), (
+                f"{marker} was written in {scopes}, but only {holding.get(marker)} hold it"
+            )
+
+    def check_every_read_path(self) -> None:
+        teams = self.memberships()
+        markers = sorted(self.scopes)
+        fact_ids = list(Fact.objects.values_list("pk", flat=True))
+        page_ids = list(Page.objects.values_list("pk", flat=True))
+        slugs = sorted(set(Page.objects.values_list("slug", flat=True)))
+        for user in self.users:
+            api, session = self.clients[user.pk]
+            # Searches for a few markers: a search for one can only show that one.
+            searched = self.rng.sample(markers, min(len(markers), SEARCHED))
+            reads = read_everything(
+                api, session, user, markers, searched, fact_ids, page_ids, slugs
+            )
+            seen: dict[str, str] = {}
+            for label, text in reads:
+                for marker in markers_in(text):
+                    seen.setdefault(marker, label)
+            for marker, label in seen.items():
+                assert user.pk in self.audience(marker, teams), (
+                    f"{user.username} reads {marker} through {label}; it was written only "
+                    f"in {self.scopes.get(marker)}"
+                )
+            visible = [f for f in Fact.objects.all() if Scope.of(f).admits(user.pk, teams)]
+            stats = api.get("/api/memories/stats").json()
+            assert stats["total"] == len(visible), (user.username, stats, len(visible))
+
+
+def read_everything(api, session, user, markers, searched, fact_ids, page_ids, slugs):
+    """(label, text) of every read path as ``user``: the API with the agent's token, the
+    dashboard with the user's session, and the agent tools."""
+    from codegraph.tools import codegraph_query
+    from wiki.tools import wiki_read, wiki_search
+
+    def get(client, url, **params) -> str:
+        response = client.get(url, params)
+        assert response.status_code < 500, (url, response.status_code)
+        return without_echo(response.content.decode(), params.get("q"))
+
+    actor = Actor(user=user)
+    yield "GET /api/memories", get(api, "/api/memories", limit=200)
+    yield "GET /api/memories/export", b"".join(api.get("/api/memories/export")).decode()
+    yield "GET /api/memories/layer-stats", get(api, "/api/memories/layer-stats")
+    yield "GET /api/wiki", get(api, "/api/wiki", limit=200)
+    yield "GET /api/wiki/stats", get(api, "/api/wiki/stats")
+    yield "GET /api/codegraph/projects", get(api, "/api/codegraph/projects")
+    yield "GET /api/codegraph/stats", get(api, "/api/codegraph/stats")
+    yield "GET /memory/", get(session, "/memory/")
+    yield "GET /memory/chart/", get(session, "/memory/chart/")
+    yield "GET /wiki/", get(session, "/wiki/")
+    yield "GET /wiki/review/", get(session, "/wiki/review/")
+    yield "GET /codegraph/", get(session, "/codegraph/")
+    yield "GET /audit/", get(session, "/audit/")
+    recalled = api.post(
+        "/api/recall",
+        {"query": " ".join([FILLER, *markers])[:1000], "max_items": 50, "char_budget": 50_000},
+        content_type="application/json",
+    )
+    assert recalled.status_code == 200, recalled.content
+    yield "POST /api/recall", recalled.content.decode()
+    for fact_id in fact_ids:
+        yield f"GET /api/memories/{fact_id}", get(api, f"/api/memories/{fact_id}")
+        yield f"GET /memory/{fact_id}/", get(session, f"/memory/{fact_id}/")
+    for page_id in page_ids:
+        yield f"GET /wiki/{page_id}/", get(session, f"/wiki/{page_id}/")
+        yield f"GET /wiki/{page_id}/history/", get(session, f"/wiki/{page_id}/history/")
+    for slug in slugs:
+        yield f"GET /api/wiki/{slug}", get(api, f"/api/wiki/{slug}")
+        with contextlib.suppress(ApplicationError):
+            yield f"wiki_read {slug}", str(wiki_read(actor=actor, title_or_slug=slug))
+    for marker in searched:
+        yield f"GET /api/memories/search?q={marker}", get(api, "/api/memories/search", q=marker)
+        yield f"GET /api/wiki/search?q={marker}", get(api, "/api/wiki/search", q=marker)
+        yield f"GET /api/codegraph/query?q={marker}", get(api, "/api/codegraph/query", q=marker)
+        yield f"GET /memory/?q={marker}", get(session, "/memory/", q=marker)
+        yield f"GET /wiki/?q={marker}", get(session, "/wiki/", q=marker)
+        yield f"GET /codegraph/search/?q={marker}", get(session, "/codegraph/search/", q=marker)
+        found = codegraph_query(actor=actor, query=marker)
+        yield f"codegraph_query {marker}", without_echo(found, marker)
+        found = str(wiki_search(actor=actor, query=marker))
+        yield f"wiki_search {marker}", without_echo(found, marker)
+
+
+def without_echo(text: str, query: str | None) -> str:
+    """``text`` without the places that repeat the query back (a search box, a link, a
+    "no match for ..." line): those show the asker's own words, not a stored row."""
+    if not query:
+        return text
+    for echo in (f'value="{query}"', f"q={query}", f"'{query}'", f'"query": "{query}"'):
+        text = text.replace(echo, "")
+    return text
+
+
+def test_no_read_path_shows_a_statement_outside_its_audience():
+    run_state_machine_as_test(
+        AccessWorld,
+        settings=settings(
+            max_examples=EXAMPLES,
+            stateful_step_count=30,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
