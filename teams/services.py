@@ -213,6 +213,38 @@ def membership_remove(*, actor: Actor, membership: Membership) -> None:
     membership.delete()
 
 
+@transaction.atomic
+def membership_record_links(
+    *,
+    actor: Actor,
+    user: AbstractBaseUser,
+    added: Sequence[Group],
+    removed: Sequence[Group],
+) -> None:
+    """Record memberships made or ended through a user's Groups (the Django admin's
+    field): an audit event each, and an active team the user left is cleared."""
+    MemorySettings.objects.filter(user=user, active_team__in=removed).update(active_team=None)
+    who = user.get_username()
+    events = [
+        {
+            "action": "membership.add",
+            "target_type": "team",
+            "target_id": team.pk,
+            "details": {"team": team.name, "user": who, "role": Role.MEMBER, "via": "admin"},
+        }
+        for team in added
+    ] + [
+        {
+            "action": "membership.remove",
+            "target_type": "team",
+            "target_id": team.pk,
+            "details": {"team": team.name, "user": who, "via": "admin"},
+        }
+        for team in removed
+    ]
+    audit_log_many(actor=actor, events=events)
+
+
 # --- Memory settings and new-row scope ----------------------------------------------------------
 
 
