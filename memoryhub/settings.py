@@ -143,6 +143,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
+CSRF_FAILURE_VIEW = "memoryhub.views.csrf_failure"
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -197,11 +199,15 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
     },
+    "filters": {
+        "client_errors_on_one_line": {"()": "memoryhub.log.ClientErrorsOnOneLine"},
+    },
     "handlers": {
         "stdout": {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stdout",
             "formatter": "plain",
+            "filters": ["client_errors_on_one_line"],
         },
     },
     "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
