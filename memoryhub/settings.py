@@ -5,6 +5,7 @@ Every variable read here is listed in README.md.
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -61,6 +62,8 @@ SECRET_KEY = env_str("SECRET_KEY") or _persistent_secret_key()
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+# Behind a proxy that terminates TLS and appends the client to X-Forwarded-For.
+MEMORYHUB_BEHIND_TLS_PROXY = env_bool("MEMORYHUB_BEHIND_TLS_PROXY", False)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -71,6 +74,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "ninja",
     "memoryhub",
     "teams",
@@ -90,6 +94,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so it turns a lock-out flagged anywhere below into the lock-out answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -145,6 +151,12 @@ AUTH_PASSWORD_VALIDATORS = [
 
 CSRF_FAILURE_VIEW = "memoryhub.views.csrf_failure"
 
+AUTHENTICATION_BACKENDS = [
+    # Refuses a locked-out account or address before the password is even checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -190,6 +202,50 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
+# --- Cache: shared by every web process --------------------------------------------------
+
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "memoryhub",
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": DATA_DIR / "cache",
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
+
+# --- Login throttling (django-axes) ------------------------------------------------------
+
+# Failed passwords count against the account and against the address, failed agent
+# tokens against the address. When either count reaches the limit, every attempt from
+# that account or address, right or wrong, is refused until the cool-off has passed
+# since the failure that reached it. The counts are shared by every web process and
+# incremented atomically: in Redis when there is one, otherwise in the database (Django's
+# file and database caches increment by read-then-write, which loses concurrent counts).
+AXES_HANDLER = (
+    "axes.handlers.cache.AxesCacheHandler"
+    if REDIS_URL
+    else "axes.handlers.database.AxesDatabaseHandler"
+)
+AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORYHUB_LOGIN_COOLOFF_MINUTES", 15))
+# Attempts while locked out are refused without being recorded, so a flood of them
+# writes nothing and cannot stretch the lock-out.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_PARAMETERS = "teams.auth.lockout_parameters"
+AXES_CLIENT_IP_CALLABLE = "teams.auth.client_address"
+AXES_LOCKOUT_CALLABLE = "teams.auth.locked_out_response"
+AXES_DISABLE_ACCESS_LOG = True  # logins are not kept, only failed attempts
+AXES_VERBOSE = False
+
 # --- Logging: everything to stdout ------------------------------------------------------
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
@@ -213,6 +269,8 @@ LOGGING = {
     "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
+        # Failed and locked-out logins are warnings; axes' bookkeeping is not news.
+        "axes": {"level": "WARNING"},
     },
 }
 
