@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.utils.csp import CSP
 
 from memoryhub.queue import celery_queue_settings
 
@@ -62,8 +63,43 @@ SECRET_KEY = env_str("SECRET_KEY") or _persistent_secret_key()
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
-# Behind a proxy that terminates TLS and appends the client to X-Forwarded-For.
+
+# --- HTTPS and browser security -----------------------------------------------------------
+
+# Served behind a proxy that terminates TLS, sets X-Forwarded-Proto and appends the client
+# to X-Forwarded-For: turns on the safe group below (each one can still be set alone).
 MEMORYHUB_BEHIND_TLS_PROXY = env_bool("MEMORYHUB_BEHIND_TLS_PROXY", False)
+_tls = MEMORYHUB_BEHIND_TLS_PROXY
+_proxy_ssl_header = env_list(
+    "SECURE_PROXY_SSL_HEADER", ["HTTP_X_FORWARDED_PROTO", "https"] if _tls else []
+)
+SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) if _proxy_ssl_header else None
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", _tls)
+# A health probe may come straight to the server, without the proxy's header.
+SECURE_REDIRECT_EXEMPT = [r"^api/health$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if _tls else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _tls)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", _tls)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", _tls)
+# Asking browsers to preload HSTS is a decision for the owner of the whole domain
+# (SECURE_HSTS_PRELOAD=true), not a default, so the deploy check does not ask for it.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+
+# The dashboard runs no inline script or style: everything comes from static files here.
+# Wiki pages may show images from other HTTPS sites.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "https:", "data:"],
+    "connect-src": [CSP.SELF],
+    "font-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -93,6 +129,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     # Last, so it turns a lock-out flagged anywhere below into the lock-out answer.
     "axes.middleware.AxesMiddleware",
