@@ -158,3 +158,55 @@ def test_a_delete_asks_first_without_inline_script(
         page.click("text=Delete this fact")
     assert not Fact.objects.filter(pk=fact.pk).exists()
 
+
+# --- Error pages and people -----------------------------------------------------------------
+
+
+def test_a_refused_page_is_styled_and_says_why(page, live_server, login, owner):
+    login(owner)
+    response = page.goto(f"{live_server.url}/memory/settings/")
+    assert response.status == 403
+    assert page.locator("h1").inner_text() == "Not allowed"
+    assert "Only staff can change the memory settings." in page.locator(".reason").inner_text()
+    assert page.locator("nav.nav").is_visible()
+    card = page.locator(".error-page")
+    assert card.evaluate("el => getComputedStyle(el).backgroundColor") == "rgb(255, 255, 255)"
+    page.click("text=Back to the dashboard")
+    page.wait_for_url(f"{live_server.url}/")
+
+
+def test_staff_invite_a_new_person_who_then_reads_a_team_fact(
+    page, browser, live_server, login, staff, owner, team
+):
+    from facts.services import fact_create
+    from teams.services import Actor
+
+    fact_create(
+        actor=Actor(user=owner),
+        data={"content": "The Platform on-call phone is in the blue drawer", "visibility": "team"},
+    )
+    login(staff)
+    page.click("nav.nav >> text=Teams")
+    form = page.locator("#invite-form")
+    form.locator("#id_username").fill("erin")
+    form.locator("#id_email").fill("erin@example.com")
+    form.locator("#id_team").select_option(label="Platform")
+    form.locator("button[type=submit]").click()
+    assert "erin is invited to Platform as member" in page.locator(".messages").inner_text()
+    link = page.locator("#invite-link").inner_text().strip()
+    assert link.startswith(f"{live_server.url}/invite/")
+
+    erin = browser.new_context().new_page()
+    erin.goto(link)
+    erin.fill("#id_new_password1", "plum orchard lantern 42")
+    erin.fill("#id_new_password2", "plum orchard lantern 42")
+    erin.click("button[type=submit]")
+    erin.wait_for_url(f"{live_server.url}/login/")
+    assert "Your password is set, erin" in erin.locator(".messages").inner_text()
+    erin.fill("#id_username", "erin")
+    erin.fill("#id_password", "plum orchard lantern 42")
+    erin.click("button[type=submit]")
+    erin.wait_for_url(f"{live_server.url}/")
+    erin.click("nav.nav >> text=Memory")
+    assert "The Platform on-call phone is in the blue drawer" in erin.content()
+    erin.context.close()
