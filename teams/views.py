@@ -75,7 +75,11 @@ def _person_or_404(request: HttpRequest, user_id: int):
 
 
 def _invited(request: HttpRequest, user, link: str) -> dict:
-    return {"user": user, "link": request.build_absolute_uri(link)}
+    return {
+        "user": user,
+        "link": request.build_absolute_uri(link),
+        "days": max(1, settings.PASSWORD_RESET_TIMEOUT // 86_400),
+    }
 
 
 @login_required

@@ -134,6 +134,14 @@ def test_groups_add_and_remove_are_memberships(newcomer, team):
     assert not Membership.objects.filter(user=newcomer).exists()
 
 
+def test_deleting_a_user_or_a_team_removes_their_memberships(owner, teammate, team):
+    teammate.delete()
+    assert list(Membership.objects.values_list("user__username", flat=True)) == ["alice"]
+    team.delete()
+    assert not Membership.objects.exists()
+    assert not owner.groups.exists()
+
+
 def test_removing_a_member_on_the_teams_page_removes_the_group(owner, teammate, team):
     membership = Membership.objects.get(user=teammate, team=team)
     membership_remove(actor=Actor(user=owner), membership=membership)
