@@ -272,6 +272,70 @@ def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
         worker.stop()
 
 
+# --- Real web servers ---------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def start_web(tmp_path) -> Iterator[Callable[..., str]]:
+    """Start the web server (gunicorn, as ``make run`` does) on the test database and
+    answer its base URL. Each call is one more server process sharing the data."""
+    started: list[subprocess.Popen] = []
+
+    def start(redis_url: str = "", **env_extra: str) -> str:
+        import httpx
+
+        port = _free_port()
+        env = worker_env(data_dir=tmp_path, redis_url=redis_url) | env_extra
+        log = tmp_path / f"web-{port}.log"
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "memoryhub.wsgi:application",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                "1",
+                "--threads",
+                "2",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        started.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"web server exited early:\n{log.read_text()}")
+            try:
+                httpx.get(f"{url}/login/", timeout=2)  # any answer: it is serving
+                return url
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError(f"web server not ready after 60s:\n{log.read_text()}")
+
+    yield start
+    for proc in started:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 # --- Browser ------------------------------------------------------------------------------
 
 

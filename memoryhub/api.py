@@ -4,7 +4,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Schema
-from ninja.errors import HttpError, ValidationError
+from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
 from memoryhub.errors import ApplicationError
@@ -46,6 +46,14 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if isinstance(exc.__cause__, ApplicationError):  # raised while parsing the body
         return on_application_error(request, exc.__cause__)
     return api.create_response(request, {"detail": str(exc.message)}, status=exc.status_code)
+
+
+@api.exception_handler(Throttled)
+def on_throttled(request: HttpRequest, exc: Throttled) -> HttpResponse:
+    response = api.create_response(request, {"detail": str(exc.message)}, status=429)
+    if exc.wait:
+        response["Retry-After"] = str(exc.wait)
+    return response
 
 
 @api.exception_handler(ValidationError)

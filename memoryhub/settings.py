@@ -5,9 +5,11 @@ Every variable read here is listed in README.md.
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.utils.csp import CSP
 
 from memoryhub.queue import celery_queue_settings
 
@@ -62,6 +64,43 @@ DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
+# --- HTTPS and browser security -----------------------------------------------------------
+
+# Served behind a proxy that terminates TLS, sets X-Forwarded-Proto and appends the client
+# to X-Forwarded-For: turns on the safe group below (each one can still be set alone).
+MEMORYHUB_BEHIND_TLS_PROXY = env_bool("MEMORYHUB_BEHIND_TLS_PROXY", False)
+_tls = MEMORYHUB_BEHIND_TLS_PROXY
+_proxy_ssl_header = env_list(
+    "SECURE_PROXY_SSL_HEADER", ["HTTP_X_FORWARDED_PROTO", "https"] if _tls else []
+)
+SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) if _proxy_ssl_header else None
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", _tls)
+# A health probe may come straight to the server, without the proxy's header.
+SECURE_REDIRECT_EXEMPT = [r"^api/health$"]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if _tls else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _tls)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", _tls)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", _tls)
+# Asking browsers to preload HSTS is a decision for the owner of the whole domain
+# (SECURE_HSTS_PRELOAD=true), not a default, so the deploy check does not ask for it.
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+
+# The dashboard runs no inline script or style: everything comes from static files here.
+# Wiki pages may show images from other HTTPS sites.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "https:", "data:"],
+    "connect-src": [CSP.SELF],
+    "font-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -71,6 +110,7 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "ninja",
     "memoryhub",
     "teams",
@@ -89,7 +129,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, so it turns a lock-out flagged anywhere below into the lock-out answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -143,6 +186,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 
+CSRF_FAILURE_VIEW = "memoryhub.views.csrf_failure"
+
+AUTHENTICATION_BACKENDS = [
+    # Refuses a locked-out account or address before the password is even checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -188,6 +239,50 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
+# --- Cache: shared by every web process --------------------------------------------------
+
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "memoryhub",
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": DATA_DIR / "cache",
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
+
+# --- Login throttling (django-axes) ------------------------------------------------------
+
+# Failed passwords count against the account and against the address, failed agent
+# tokens against the address. When either count reaches the limit, every attempt from
+# that account or address, right or wrong, is refused until the cool-off has passed
+# since the failure that reached it. The counts are shared by every web process and
+# incremented atomically: in Redis when there is one, otherwise in the database (Django's
+# file and database caches increment by read-then-write, which loses concurrent counts).
+AXES_HANDLER = (
+    "axes.handlers.cache.AxesCacheHandler"
+    if REDIS_URL
+    else "axes.handlers.database.AxesDatabaseHandler"
+)
+AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORYHUB_LOGIN_COOLOFF_MINUTES", 15))
+# Attempts while locked out are refused without being recorded, so a flood of them
+# writes nothing and cannot stretch the lock-out.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_PARAMETERS = "teams.auth.lockout_parameters"
+AXES_CLIENT_IP_CALLABLE = "teams.auth.client_address"
+AXES_LOCKOUT_CALLABLE = "teams.auth.locked_out_response"
+AXES_DISABLE_ACCESS_LOG = True  # logins are not kept, only failed attempts
+AXES_VERBOSE = False
+
 # --- Logging: everything to stdout ------------------------------------------------------
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
@@ -197,16 +292,22 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
     },
+    "filters": {
+        "client_errors_on_one_line": {"()": "memoryhub.log.ClientErrorsOnOneLine"},
+    },
     "handlers": {
         "stdout": {
             "class": "logging.StreamHandler",
             "stream": "ext://sys.stdout",
             "formatter": "plain",
+            "filters": ["client_errors_on_one_line"],
         },
     },
     "root": {"handlers": ["stdout"], "level": LOG_LEVEL},
     "loggers": {
         "django.db.backends": {"level": "INFO"},
+        # Failed and locked-out logins are warnings; axes' bookkeeping is not news.
+        "axes": {"level": "WARNING"},
     },
 }
 

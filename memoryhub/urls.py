@@ -17,3 +17,9 @@ urlpatterns = [
     path("wiki/", include("wiki.urls")),
     path("graph/", include("concepts.urls")),
 ]
+
+handler400 = "memoryhub.views.bad_request"
+handler403 = "memoryhub.views.permission_denied"
+handler404 = "memoryhub.views.page_not_found"
+# 500 stays Django's own view: it renders templates/500.html without the request, so a
+# fault in the database or a context processor cannot break the error page too.

@@ -1,6 +1,8 @@
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import Resolver404
 
 from teams.selectors import agent_token_list, memberships_of
 from teams.services import memory_settings_get
@@ -18,4 +20,64 @@ def home(request: HttpRequest) -> HttpResponse:
             .filter(revoked_at__isnull=True)
             .count(),
         },
+    )
+
+
+# --- Error pages --------------------------------------------------------------------------
+# Django calls these (see handler400/403/404 in urls.py) with the exception that refused
+# the request. Each answers inside the dashboard layout with the reason, or with just
+# the card when HTMX asked, so it lands where the action's result would have.
+
+
+def _error_page(request: HttpRequest, *, status: int, title: str, reason: str) -> HttpResponse:
+    partial = bool(getattr(request, "htmx", False)) and not request.htmx.history_restore_request
+    template = "error.html#error-card" if partial else "error.html"
+    return render(
+        request, template, {"status": status, "title": title, "reason": reason}, status=status
+    )
+
+
+def _message_of(exception: Exception | None) -> str:
+    """The message a view gave the exception, if it gave one."""
+    args = getattr(exception, "args", ())
+    return args[0] if args and isinstance(args[0], str) else ""
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    # A malformed or oversized request says nothing more about the server than that.
+    reason = "" if isinstance(exception, SuspiciousOperation) else _message_of(exception)
+    return _error_page(
+        request,
+        status=400,
+        title="Bad request",
+        reason=reason or "The request could not be read: it was malformed or too large.",
+    )
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _error_page(
+        request,
+        status=403,
+        title="Not allowed",
+        reason=_message_of(exception) or "You are not allowed to do this.",
+    )
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    reason = "" if isinstance(exception, Resolver404) else _message_of(exception)
+    return _error_page(
+        request,
+        status=404,
+        title="Not found",
+        reason=reason or f"There is no page at {request.path}.",
+    )
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    return _error_page(
+        request,
+        status=403,
+        title="Form expired",
+        reason="This form could not be checked (it expired, or cookies are blocked): "
+        "go back, reload the page and send it again.",
     )

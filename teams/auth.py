@@ -1,15 +1,91 @@
-"""API authentication: agents send ``Authorization: Bearer <token>``; people use their
-dashboard session (with CSRF on unsafe methods). Each endpoint names the scope it needs."""
+"""Authentication: agents send ``Authorization: Bearer <token>``; people use their
+dashboard session (with CSRF on unsafe methods); each endpoint names the scope it needs.
+Failed passwords and tokens are counted (django-axes, in the shared cache) and a
+locked-out account or address is refused until its cool-off has passed."""
 
+import math
 from typing import Any
 
-from django.http import HttpRequest
-from ninja.errors import AuthenticationError, AuthorizationError
+from axes.handlers.proxy import AxesProxyHandler
+from django.conf import settings
+from django.contrib.auth.forms import AuthenticationForm
+from django.contrib.auth.signals import user_login_failed
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils import timezone
+from ninja.errors import AuthenticationError, AuthorizationError, Throttled
 from ninja.security import HttpBearer, SessionAuth
 
 from teams.services import TokenRejected, agent_token_authenticate
 
 LOGIN_HINT = "Authentication required: send 'Authorization: Bearer <token>' or log in."
+# What a failed token is recorded as: there is no account to count it against.
+TOKEN_CREDENTIALS = {"token": "bearer"}
+
+
+def client_address(request: HttpRequest) -> str:
+    """The address failed attempts count against: the peer, or behind a TLS proxy the
+    client the proxy appended to X-Forwarded-For (earlier entries are the client's own
+    say and are ignored)."""
+    if settings.MEMORYHUB_BEHIND_TLS_PROXY:
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").rsplit(",", 1)[-1].strip()
+        if forwarded:
+            return forwarded
+    return request.META.get("REMOTE_ADDR", "")
+
+
+def lockout_parameters(request: HttpRequest, credentials: dict | None) -> list[str]:
+    """A failed password counts against its account and its address; a failed token
+    against its address alone."""
+    if credentials and credentials.get("username"):
+        return ["username", "ip_address"]
+    return ["ip_address"]
+
+
+def cool_off_seconds() -> int:
+    return math.ceil(settings.AXES_COOLOFF_TIME.total_seconds())
+
+
+def lockout_message(*, what: str) -> str:
+    """Says when to come back: the lock-out ends a cool-off after the failure that
+    started it, so this is at the latest."""
+    until = timezone.localtime(timezone.now() + settings.AXES_COOLOFF_TIME)
+    minutes = math.ceil(cool_off_seconds() / 60)
+    return (
+        f"Too many failed {what}. Try again after {until:%H:%M %Z} "
+        f"(in {minutes} minute{'s' if minutes != 1 else ''} at most)."
+    )
+
+
+def locked_out_response(
+    request: HttpRequest, response: HttpResponse | None = None, credentials: dict | None = None
+) -> HttpResponse:
+    """What a locked-out attempt gets: the login page saying when to come back, or for
+    an agent token a JSON 429; both with Retry-After."""
+    if credentials == TOKEN_CREDENTIALS:
+        answer = JsonResponse(
+            {"detail": lockout_message(what="authentication attempts from this address")},
+            status=429,
+        )
+    else:
+        form = AuthenticationForm(request, initial={"username": request.POST.get("username")})
+        answer = render(
+            request,
+            "registration/login.html",
+            {
+                "form": form,
+                "locked_out": lockout_message(what="logins for this account or address"),
+            },
+            status=429,
+        )
+    answer["Retry-After"] = str(cool_off_seconds())
+    return answer
+
+
+class CredentialsThrottled(Throttled):
+    def __init__(self) -> None:
+        super().__init__(wait=cool_off_seconds())
+        self.message = lockout_message(what="authentication attempts from this address")
 
 
 class AgentBearer(HttpBearer):
@@ -29,9 +105,15 @@ class AgentBearer(HttpBearer):
         return self.authenticate(request, secret.strip())
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
+        if AxesProxyHandler.is_locked(request, TOKEN_CREDENTIALS):
+            raise CredentialsThrottled()
         try:
             agent_token = agent_token_authenticate(secret=token)
         except TokenRejected as exc:
+            # Counted by axes, which flags the request once the address is locked out.
+            user_login_failed.send(
+                sender=type(self), credentials=TOKEN_CREDENTIALS, request=request
+            )
             raise AuthenticationError(message=str(exc)) from None
         if not agent_token.has_scope(self.scope):
             raise AuthorizationError(

@@ -20,6 +20,15 @@ class MemberAddForm(forms.Form):
         self.fields["user"].queryset = user_list_not_in(team=team)
 
 
+class UserInviteForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    email = forms.EmailField(required=False)
+    team = forms.ModelChoiceField(
+        queryset=Group.objects.order_by("name"), required=False, empty_label="(no team)"
+    )
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.MEMBER)
+
+
 class MemberRoleForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices)
 

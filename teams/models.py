@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 
@@ -23,19 +24,34 @@ class Role(models.TextChoices):
 
 
 class Membership(models.Model):
-    """A user's place in a team (a Django auth Group)."""
+    """A user's place in a team (a Django auth Group), with their role in it.
 
+    The rows are Django's own user-to-group links (``auth_user_groups``) with a role and
+    a start time added, so there is one list of members: ``user.groups``, the admin's
+    Groups field and this model read and write the same rows. A link made through
+    ``user.groups.add(team)`` is a plain member (the database fills in the role).
+    """
+
+    # The key as Django types the auth app's own link model.
+    id = models.AutoField(primary_key=True)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
-    team = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="memberships")
-    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
-    created_at = models.DateTimeField(default=timezone.now)
+    team = models.ForeignKey(
+        Group, on_delete=models.CASCADE, related_name="memberships", db_column="group_id"
+    )
+    role = models.CharField(
+        max_length=16, choices=Role.choices, default=Role.MEMBER, db_default=Role.MEMBER
+    )
+    created_at = models.DateTimeField(default=timezone.now, db_default=Now())
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["user", "team"], name="membership_unique_user_team")
-        ]
+        db_table = "auth_user_groups"
+        # Django's auth app creates and owns the table (User.groups); migration 0002
+        # added the two columns, and a change to them needs a hand-written migration.
+        managed = False
+        # The unique index the auth app keeps on the table.
+        unique_together = [("user", "team")]
         ordering = ["team__name", "user__username"]
 
     def __str__(self) -> str:

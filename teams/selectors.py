@@ -4,7 +4,7 @@ from datetime import date, datetime, time
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from teams.models import AgentToken, AuditEvent, Membership
@@ -14,8 +14,14 @@ ACTOR_MAX = AuditEvent._meta.get_field("actor_label").max_length
 
 
 def team_list_for(*, user: AbstractBaseUser) -> QuerySet[Group]:
-    """Teams the user can see: all of them for staff, their own otherwise."""
-    teams = Group.objects.annotate(member_count=Count("memberships"))
+    """Teams the user can see, with their members: all of them for staff, their own
+    otherwise."""
+    teams = Group.objects.annotate(member_count=Count("memberships")).prefetch_related(
+        Prefetch(
+            "memberships",
+            queryset=Membership.objects.select_related("user").order_by("user__username"),
+        )
+    )
     if not user.is_staff:
         teams = teams.filter(memberships__user=user)
     return teams.order_by("name")
@@ -38,6 +44,20 @@ def user_list_not_in(*, team: Group) -> QuerySet:
         get_user_model()
         .objects.filter(is_active=True)
         .exclude(memberships__team=team)
+        .order_by("username")
+    )
+
+
+def user_list_with_teams() -> QuerySet:
+    """Everyone, with their memberships, for staff managing people."""
+    return (
+        get_user_model()
+        .objects.prefetch_related(
+            Prefetch(
+                "memberships",
+                queryset=Membership.objects.select_related("team").order_by("team__name"),
+            )
+        )
         .order_by("username")
     )
 

@@ -6,10 +6,18 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.tokens import default_token_generator
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.refs import id_of, shortened
@@ -211,6 +219,156 @@ def membership_remove(*, actor: Actor, membership: Membership) -> None:
         details={"team": membership.team.name, "user": membership.user.get_username()},
     )
     membership.delete()
+
+
+@transaction.atomic
+def membership_record_links(
+    *,
+    actor: Actor,
+    user: AbstractBaseUser,
+    added: Sequence[Group],
+    removed: Sequence[Group],
+) -> None:
+    """Record memberships made or ended through a user's Groups (the Django admin's
+    field): an audit event each, and an active team the user left is cleared."""
+    MemorySettings.objects.filter(user=user, active_team__in=removed).update(active_team=None)
+    who = user.get_username()
+    events = [
+        {
+            "action": "membership.add",
+            "target_type": "team",
+            "target_id": team.pk,
+            "details": {"team": team.name, "user": who, "role": Role.MEMBER, "via": "admin"},
+        }
+        for team in added
+    ] + [
+        {
+            "action": "membership.remove",
+            "target_type": "team",
+            "target_id": team.pk,
+            "details": {"team": team.name, "user": who, "via": "admin"},
+        }
+        for team in removed
+    ]
+    audit_log_many(actor=actor, events=events)
+
+
+# --- People -------------------------------------------------------------------------------
+
+
+def _clean_username(username: str) -> str:
+    username = (username or "").strip()
+    if not username:
+        raise InvalidInput("A person needs a username.")
+    if len(username) > 150:
+        raise InvalidInput("A username is at most 150 characters.")
+    try:
+        UnicodeUsernameValidator()(username)
+    except ValidationError:
+        raise InvalidInput(
+            "A username has letters, digits and @ . + - _ only (no spaces)."
+        ) from None
+    return username
+
+
+def _clean_email(email: str) -> str:
+    email = (email or "").strip()
+    if not email:
+        return ""
+    try:
+        validate_email(email)
+    except ValidationError:
+        raise InvalidInput(f"'{email}' is not an email address.") from None
+    return get_user_model().objects.normalize_email(email)
+
+
+@transaction.atomic
+def user_invite(
+    *,
+    actor: Actor,
+    username: str,
+    email: str = "",
+    team: Group | None = None,
+    role: str = Role.MEMBER,
+) -> AbstractBaseUser:
+    """Create a person (staff only), optionally as a member of ``team``. They have no
+    password until they set one through the link of ``user_invite_link``."""
+    if not actor.user.is_staff:
+        raise Forbidden("Only staff can invite people.")
+    username = _clean_username(username)
+    email = _clean_email(email)
+    _check_role(role)
+    users = get_user_model().objects
+    if users.filter(username__iexact=username).exists():
+        raise Conflict(f"There is already a person named '{username}'.")
+    user = users.create_user(username=username, email=email)
+    audit_log(
+        actor=actor,
+        action="user.invite",
+        target_type="user",
+        target_id=user.pk,
+        details={"username": username, "email": email, "team": team.name if team else None},
+    )
+    if team is not None:
+        Membership.objects.create(user=user, team=team, role=role)
+        audit_log(
+            actor=actor,
+            action="membership.add",
+            target_type="team",
+            target_id=team.pk,
+            details={"team": team.name, "user": username, "role": role},
+        )
+    return user
+
+
+def user_invite_link(*, actor: Actor, user: AbstractBaseUser) -> str:
+    """The path where an invited person sets their password (staff only). It works
+    once, until the password is set, for ``PASSWORD_RESET_TIMEOUT`` seconds."""
+    if not actor.user.is_staff:
+        raise Forbidden("Only staff can invite people.")
+    if not user.is_active:
+        raise InvalidInput(f"{user.get_username()} is deactivated: reactivate them first.")
+    if user.has_usable_password():
+        raise Conflict(f"{user.get_username()} has already set a password.")
+    return reverse(
+        "invite-accept",
+        kwargs={
+            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+            "token": default_token_generator.make_token(user),
+        },
+    )
+
+
+def user_invite_accept(*, user: AbstractBaseUser) -> None:
+    """Record that an invited person set their password (the link's view saved it)."""
+    audit_log(
+        actor=Actor(user=user),
+        action="user.invite_accept",
+        target_type="user",
+        target_id=user.pk,
+        details={"username": user.get_username()},
+    )
+
+
+@transaction.atomic
+def user_set_active(*, actor: Actor, user: AbstractBaseUser, active: bool) -> AbstractBaseUser:
+    """Deactivate a person (they can no longer log in, their agents' tokens stop and the
+    access rule shows them nothing) or reactivate them. Staff only, never themselves."""
+    if not actor.user.is_staff:
+        raise Forbidden("Only staff can deactivate or reactivate people.")
+    if user.pk == actor.user.pk:
+        raise InvalidInput("You cannot deactivate yourself.")
+    if user.is_active != active:
+        user.is_active = active
+        user.save(update_fields=["is_active"])
+        audit_log(
+            actor=actor,
+            action="user.reactivate" if active else "user.deactivate",
+            target_type="user",
+            target_id=user.pk,
+            details={"username": user.get_username()},
+        )
+    return user
 
 
 # --- Memory settings and new-row scope ----------------------------------------------------------

@@ -18,6 +18,12 @@ urlpatterns = [
         views.member_remove_view,
         name="member-remove",
     ),
+    path("teams/people/new/", views.user_invite_view, name="user-invite"),
+    path(
+        "teams/people/<int:user_id>/invite/", views.user_invite_link_view, name="user-invite-link"
+    ),
+    path("teams/people/<int:user_id>/active/", views.user_active_view, name="user-active"),
+    path("invite/<uidb64>/<token>/", views.InviteAcceptView.as_view(), name="invite-accept"),
     path("agents/", views.agents_page, name="agents"),
     path("agents/<int:token_id>/revoke/", views.agent_revoke_view, name="agent-revoke"),
     path("audit/", views.audit_page, name="audit"),

@@ -2,10 +2,16 @@
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import SetPasswordForm
+from django.contrib.auth.views import PasswordResetConfirmView
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
 from memoryhub.errors import ApplicationError
@@ -17,6 +23,7 @@ from teams.forms import (
     MemberRoleForm,
     MemorySettingsForm,
     TeamForm,
+    UserInviteForm,
 )
 from teams.models import AgentToken, Membership
 from teams.services import Actor
@@ -29,13 +36,17 @@ def _team_or_404(request: HttpRequest, team_id: int):
     return team
 
 
+def _teams_context(request: HttpRequest, **extra: object) -> dict:
+    context: dict = {"teams": selectors.team_list_for(user=request.user), "form": TeamForm()}
+    if request.user.is_staff:
+        context["people"] = selectors.user_list_with_teams()
+        context["invite_form"] = UserInviteForm()
+    return {**context, **extra}
+
+
 @login_required
 def teams_page(request: HttpRequest) -> HttpResponse:
-    return render(
-        request,
-        "teams/teams.html",
-        {"teams": selectors.team_list_for(user=request.user), "form": TeamForm()},
-    )
+    return render(request, "teams/teams.html", _teams_context(request))
 
 
 @login_required
@@ -54,12 +65,97 @@ def team_create_view(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"Team {team.name} created.")
             return redirect("team", team_id=team.pk)
-    return render(
-        request,
-        "teams/teams.html",
-        {"teams": selectors.team_list_for(user=request.user), "form": form},
-        status=status,
+    return render(request, "teams/teams.html", _teams_context(request, form=form), status=status)
+
+
+def _person_or_404(request: HttpRequest, user_id: int):
+    if not request.user.is_staff:
+        raise PermissionDenied("Only staff can manage people.")
+    return get_object_or_404(get_user_model(), pk=user_id)
+
+
+def _invited(request: HttpRequest, user, link: str) -> dict:
+    return {
+        "user": user,
+        "link": request.build_absolute_uri(link),
+        "days": max(1, settings.PASSWORD_RESET_TIMEOUT // 86_400),
+    }
+
+
+@login_required
+@require_POST
+def user_invite_view(request: HttpRequest) -> HttpResponse:
+    form = UserInviteForm(request.POST)
+    if not form.is_valid():
+        return render(
+            request, "teams/teams.html", _teams_context(request, invite_form=form), status=400
+        )
+    actor = Actor.from_request(request)
+    try:
+        user = services.user_invite(actor=actor, **form.cleaned_data)
+        link = services.user_invite_link(actor=actor, user=user)
+    except ApplicationError as exc:
+        form.add_error(None, exc.message)
+        return render(
+            request,
+            "teams/teams.html",
+            _teams_context(request, invite_form=form),
+            status=exc.status_code,
+        )
+    team = form.cleaned_data["team"]
+    where = f" to {team.name} as {form.cleaned_data['role']}" if team else ""
+    messages.success(
+        request, f"{user.get_username()} is invited{where}: send them the link to set a password."
     )
+    return render(
+        request, "teams/teams.html", _teams_context(request, invited=_invited(request, user, link))
+    )
+
+
+@login_required
+@require_POST
+def user_invite_link_view(request: HttpRequest, user_id: int) -> HttpResponse:
+    user = _person_or_404(request, user_id)
+    try:
+        link = services.user_invite_link(actor=Actor.from_request(request), user=user)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("teams")
+    messages.success(request, f"A new invite link for {user.get_username()} is ready.")
+    return render(
+        request, "teams/teams.html", _teams_context(request, invited=_invited(request, user, link))
+    )
+
+
+@login_required
+@require_POST
+def user_active_view(request: HttpRequest, user_id: int) -> HttpResponse:
+    user = _person_or_404(request, user_id)
+    active = request.POST.get("active") == "1"
+    try:
+        services.user_set_active(actor=Actor.from_request(request), user=user, active=active)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        done = "reactivated" if active else "deactivated: they can no longer log in"
+        messages.success(request, f"{user.get_username()} is {done}.")
+    return redirect("teams")
+
+
+class InviteAcceptView(PasswordResetConfirmView):
+    """An invited person sets their password through the link staff sent them."""
+
+    template_name = "registration/invite_accept.html"
+    success_url = reverse_lazy("login")
+
+    @transaction.atomic
+    def form_valid(self, form: SetPasswordForm) -> HttpResponse:
+        response = super().form_valid(form)
+        services.user_invite_accept(user=form.user)
+        messages.success(
+            self.request, f"Your password is set, {form.user.get_username()}: log in below."
+        )
+        return response
 
 
 def _team_context(request: HttpRequest, team, **extra: object) -> dict:
@@ -113,7 +209,10 @@ def member_add_view(request: HttpRequest, team_id: int) -> HttpResponse:
         )
     except ApplicationError as exc:
         return _render_members(request, team, status=exc.status_code, add_error=exc.message)
-    return _render_members(request, team)
+    who = form.cleaned_data["user"].get_username()
+    return _render_members(
+        request, team, notice=f"{who} added to {team.name} as {form.cleaned_data['role']}."
+    )
 
 
 @login_required
@@ -130,7 +229,8 @@ def member_role_view(request: HttpRequest, team_id: int, membership_id: int) -> 
         )
     except ApplicationError as exc:
         return _render_members(request, team, status=exc.status_code, add_error=exc.message)
-    return _render_members(request, team)
+    who = membership.user.get_username()
+    return _render_members(request, team, notice=f"{who} is now {membership.role} of {team.name}.")
 
 
 @login_required
@@ -142,7 +242,8 @@ def member_remove_view(request: HttpRequest, team_id: int, membership_id: int) -
         services.membership_remove(actor=Actor.from_request(request), membership=membership)
     except ApplicationError as exc:
         return _render_members(request, team, status=exc.status_code, add_error=exc.message)
-    return _render_members(request, team)
+    who = membership.user.get_username()
+    return _render_members(request, team, notice=f"{who} removed from {team.name}.")
 
 
 @login_required

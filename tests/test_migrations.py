@@ -36,3 +36,36 @@ def test_facts_stored_before_near_duplicate_keys_are_keyed_by_the_first_write(ow
     assert set(FactKey.objects.filter(fact_id=stored.pk).values_list("key", flat=True)) == set(
         stored_keys(stored_signature(row))
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_memberships_stored_before_become_the_users_groups(owner, teammate, outsider):
+    from django.contrib.auth.models import Group
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from teams.models import Membership
+
+    before = [("teams", "0001_initial")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_membership = executor.loader.project_state(before).apps.get_model("teams", "Membership")
+    platform = Group.objects.create(name="Platform")
+    research = Group.objects.create(name="Research")
+    old_membership.objects.create(user_id=owner.pk, team_id=platform.pk, role="admin")
+    old_membership.objects.create(user_id=teammate.pk, team_id=platform.pk, role="member")
+    old_membership.objects.create(user_id=outsider.pk, team_id=research.pk, role="admin")
+    # Links the admin made while the two disagreed: one of a member, one of a stranger.
+    outsider.groups.add(research)
+    teammate.groups.add(research)
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert sorted(Membership.objects.values_list("user__username", "team__name", "role")) == [
+        ("alice", "Platform", "admin"),
+        ("bob", "Platform", "member"),
+        ("bob", "Research", "member"),
+        ("charlie", "Research", "admin"),
+    ]
+    assert list(owner.groups.all()) == [platform]
+    assert "teams_membership" not in connection.introspection.table_names()

@@ -1,0 +1,186 @@
+"""Login throttling: failed passwords are counted by account and by address, failed agent
+tokens by address; past the limit even the right credentials are refused, with a message
+saying when to come back, until the cool-off has passed."""
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "correct horse battery staple"  # make_user's
+LIMIT = 10  # the default MEMORYHUB_LOGIN_FAILURE_LIMIT
+
+
+def log_in(username: str, password: str, address: str = "203.0.113.7", **headers: str):
+    return Client(REMOTE_ADDR=address, headers=headers).post(
+        "/login/", {"username": username, "password": password}
+    )
+
+
+def logged_in(response) -> bool:
+    return response.status_code == 302 and response["Location"] == "/"
+
+
+def test_fifty_wrong_passwords_then_the_right_one_is_refused(owner):
+    answers = [log_in("alice", f"guess-{i}").status_code for i in range(50)]
+    assert answers[: LIMIT - 1] == [200] * (LIMIT - 1)  # the form again, with its error
+    assert set(answers[LIMIT - 1 :]) == {429}
+
+    response = log_in("alice", PASSWORD)
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) == 15 * 60
+    page = response.content.decode()
+    assert "Too many failed logins for this account or address. Try again after" in page
+    assert "(in 15 minutes at most)" in page
+    assert 'id="id_username"' in page  # still the login page, in the layout
+
+
+def test_an_account_is_locked_from_every_address(owner, teammate):
+    for i in range(LIMIT):
+        log_in("alice", "wrong", address=f"198.51.100.{i}")
+    assert log_in("alice", PASSWORD, address="192.0.2.1").status_code == 429
+    assert logged_in(log_in("bob", PASSWORD, address="192.0.2.1"))
+
+
+def test_an_address_is_locked_for_every_account(owner, teammate):
+    for i in range(LIMIT):
+        log_in(f"nobody{i}", "wrong", address="198.51.100.9")
+    assert log_in("bob", PASSWORD, address="198.51.100.9").status_code == 429
+    assert logged_in(log_in("bob", PASSWORD, address="192.0.2.1"))
+
+
+def test_after_the_cool_off_the_right_password_logs_in(owner, settings):
+    settings.AXES_COOLOFF_TIME = timedelta(seconds=1)
+    for _ in range(LIMIT):
+        log_in("alice", "wrong")
+    assert log_in("alice", PASSWORD).status_code == 429
+    time.sleep(1.1)
+    assert logged_in(log_in("alice", PASSWORD))
+
+
+def test_staff_lift_a_lock_out_early_from_the_command_line(owner):
+    from django.core.management import call_command
+
+    for i in range(LIMIT):
+        log_in("alice", "wrong", address=f"198.51.100.{i}")
+    assert log_in("alice", PASSWORD, address="192.0.2.1").status_code == 429
+    call_command("axes_reset_username", "alice", verbosity=0)
+    assert logged_in(log_in("alice", PASSWORD, address="192.0.2.1"))
+
+
+def test_the_admin_login_is_throttled_too(staff):
+    for _ in range(LIMIT):
+        Client().post("/admin/login/", {"username": "dana", "password": "wrong"})
+    response = Client().post("/admin/login/", {"username": "dana", "password": PASSWORD})
+    assert response.status_code == 429
+
+
+def bearer(secret: str, address: str = "203.0.113.7") -> Client:
+    return Client(REMOTE_ADDR=address, headers={"Authorization": f"Bearer {secret}"})
+
+
+def test_failed_tokens_lock_the_address_out_of_the_api(owner, make_token):
+    _, secret = make_token(owner)
+    answers = [bearer(f"mh_wrong{i}").get("/api/me").status_code for i in range(LIMIT + 5)]
+    assert answers[: LIMIT - 1] == [401] * (LIMIT - 1)
+    assert set(answers[LIMIT - 1 :]) == {429}
+
+    response = bearer(secret).get("/api/me")
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) == 15 * 60
+    assert response.json()["detail"].startswith(
+        "Too many failed authentication attempts from this address. Try again after"
+    )
+    assert bearer(secret, address="192.0.2.1").get("/api/me").status_code == 200
+
+
+def test_a_flood_while_locked_out_does_not_stretch_the_lock_out(owner, settings):
+    settings.AXES_COOLOFF_TIME = timedelta(seconds=2)
+    for _ in range(LIMIT):
+        log_in("alice", "wrong")
+    locked_at = time.monotonic()
+    while time.monotonic() < locked_at + 1.5:
+        assert log_in("alice", "wrong").status_code == 429
+    time.sleep(max(0.0, locked_at + 2.1 - time.monotonic()))
+    assert logged_in(log_in("alice", PASSWORD))
+
+
+def test_forwarded_addresses_count_only_behind_a_tls_proxy(owner, teammate, settings):
+    # Without the proxy switch a client cannot dodge the count by naming other addresses.
+    for i in range(LIMIT):
+        log_in(f"nobody{i}", "wrong", X_Forwarded_For=f"192.0.2.{i}")
+    assert log_in("bob", PASSWORD, X_Forwarded_For="192.0.2.99").status_code == 429
+
+    # Behind the proxy, clients sharing the proxy's address are counted apart, by the
+    # address the proxy appended (what the client put before it is ignored).
+    settings.MEMORYHUB_BEHIND_TLS_PROXY = True
+    proxy = "10.0.0.2"
+    for i in range(LIMIT):
+        log_in(f"nobody{i}", "wrong", address=proxy, X_Forwarded_For=f"1.2.3.4, 198.51.100.{i}")
+    assert logged_in(log_in("bob", PASSWORD, address=proxy, X_Forwarded_For="198.51.100.77"))
+    for _ in range(LIMIT):
+        log_in("nobody", "wrong", address=proxy, X_Forwarded_For="192.0.2.50")
+    spoofed = "198.51.100.78, 192.0.2.50"
+    assert log_in("bob", PASSWORD, address=proxy, X_Forwarded_For=spoofed).status_code == 429
+
+
+@pytest.mark.integration
+def test_counts_live_in_redis_when_it_is_configured(owner, settings, redis_url):
+    import redis
+
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": redis_url,
+            "KEY_PREFIX": "memoryhub-test-throttle",
+        }
+    }
+    settings.AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
+    from axes.models import AccessAttempt
+    from django.core.cache import cache
+
+    cache.clear()
+    try:
+        for _ in range(LIMIT):
+            log_in("alice", "wrong")
+        assert log_in("alice", PASSWORD).status_code == 429
+        assert not AccessAttempt.objects.exists()
+        keys = redis.Redis.from_url(redis_url).keys("memoryhub-test-throttle:*")
+        assert len(keys) == 2  # one count for the account, one for the address
+    finally:
+        cache.clear()
+
+
+def post_login(base_url: str, username: str, password: str) -> int:
+    """One login through the real form: a fresh session, its CSRF token, the post."""
+    import httpx
+
+    with httpx.Client(base_url=base_url, timeout=10) as browser:
+        page = browser.get("/login/").text
+        token = page.split('name="csrfmiddlewaretoken" value="', 1)[1].split('"', 1)[0]
+        return browser.post(
+            "/login/",
+            data={"username": username, "password": password, "csrfmiddlewaretoken": token},
+        ).status_code
+
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("store", ["database", "redis"])
+def test_web_processes_share_the_counts(owner, start_web, store, request):
+    redis_url = request.getfixturevalue("redis_url") if store == "redis" else ""
+    if redis_url:
+        import redis
+
+        server = redis.Redis.from_url(redis_url)
+        for key in server.scan_iter("memoryhub:*axes-*"):
+            server.delete(key)
+    first, second = start_web(redis_url=redis_url), start_web(redis_url=redis_url)
+
+    assert {post_login(first, "alice", "wrong") for _ in range(LIMIT - 1)} == {200}
+    assert post_login(second, "alice", "wrong") == 429
+    assert post_login(first, "alice", PASSWORD) == 429
+    assert post_login(second, "alice", PASSWORD) == 429
