@@ -46,6 +46,15 @@ def _eager_join_flag_reset() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _queue_circuit_closed() -> Iterator[None]:
+    """A test that finds the broker down leaves queueing as it found it."""
+    yield
+    from memoryhub.tasks import queue_circuit
+
+    queue_circuit.close()
+
+
+@pytest.fixture(autouse=True)
 def _recall_uses_written() -> Iterator[None]:
     """Recalls outside transactions count their uses a moment later: write them before
     the next test, so they never land in its database."""
