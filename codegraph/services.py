@@ -25,7 +25,8 @@ from codegraph.extractor import EXTRACTOR_VERSION, extract_rows, language_for, p
 from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS, fts_values
 from memoryhub.db.bulk import insert_rows, update_rows
-from memoryhub.errors import Conflict, Forbidden, InvalidInput
+from memoryhub.errors import ApplicationError, Conflict, Forbidden, InvalidInput
+from teams.models import Membership, Visibility
 from teams.services import Actor, audit_log, scope_for_new_row
 
 logger = logging.getLogger(__name__)
@@ -63,28 +64,77 @@ def _allowed_roots() -> list[Path]:
 
 
 def code_root_validate(*, path: str) -> Path:
-    """The resolved folder ``path`` names, or InvalidInput saying why it cannot be scanned:
-    missing, not a directory, or outside ``CODEGRAPH_ALLOWED_ROOTS``."""
+    """The resolved folder ``path`` names, or InvalidInput saying why it cannot be scanned.
+
+    The allowed roots are checked first, on the resolved path, and every path outside
+    them gets the same answer, so the server's files cannot be probed through this
+    check. Inside a root, a missing folder or a file is named as such."""
     raw = (path or "").strip()
     if not raw:
         raise InvalidInput("A folder path is required.")
-    candidate = Path(raw).expanduser()
-    if not candidate.is_absolute():
-        raise InvalidInput(f"The path '{raw}' must be absolute.")
-    # Resolve symlinks before the root check, so a link cannot point outside a root.
-    resolved = candidate.resolve()
+    outside = InvalidInput(
+        f"The path '{raw}' is outside the folders CodeGraph may read; an administrator "
+        "sets them in CODEGRAPH_ALLOWED_ROOTS."
+    )
+    try:
+        candidate = Path(raw).expanduser()
+        if not candidate.is_absolute():
+            raise InvalidInput(f"The path '{raw}' must be absolute.")
+        # Resolve symlinks before the root check, so a link cannot point outside a root.
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError, ValueError):  # unreadable, a loop, a NUL byte
+        raise outside from None
+    if not any(resolved == root or resolved.is_relative_to(root) for root in _allowed_roots()):
+        raise outside
     if not resolved.exists():
         raise InvalidInput(f"The path '{raw}' does not exist.")
     if not resolved.is_dir():
         raise InvalidInput(f"The path '{raw}' is a file, not a folder.")
-    roots = _allowed_roots()
-    if not any(resolved == root or resolved.is_relative_to(root) for root in roots):
-        allowed = ", ".join(str(root) for root in roots) or "none configured"
-        raise InvalidInput(
-            f"The path '{raw}' is outside the folders CodeGraph may read ({allowed}); "
-            "an administrator can add it to CODEGRAPH_ALLOWED_ROOTS."
-        )
     return resolved
+
+
+def _readers_may_read(*, readers_of: CodeProject, other: CodeProject) -> bool:
+    """Everyone who can read ``readers_of`` can read ``other`` too."""
+    if other.visibility == Visibility.GLOBAL:
+        return True
+    if other.visibility == Visibility.TEAM:
+        if readers_of.visibility == Visibility.TEAM:
+            return readers_of.team_id == other.team_id
+        return (
+            readers_of.visibility == Visibility.PRIVATE
+            and other.team_id is not None
+            and Membership.objects.filter(
+                user_id=readers_of.owner_id, team_id=other.team_id
+            ).exists()
+        )
+    return readers_of.visibility == Visibility.PRIVATE and readers_of.owner_id == other.owner_id
+
+
+def code_root_access_check(*, code_project: CodeProject) -> None:
+    """Refuse (Forbidden) to index a folder for more people than may read the code
+    already indexed there. A project registered earlier whose folder is the same as this
+    one's, inside it or above it, holds some of the same files; this project may only
+    show them to people who can read that project, unless its owner may edit that
+    project anyway (and so could change who reads it). Later projects never restrict
+    earlier ones: what an earlier project showed, it had shown before them."""
+    root = Path(code_project.root_path)
+    overlapping = CodeProject.objects.filter(
+        models.Q(root_path__in=[str(root), *map(str, root.parents)])
+        | models.Q(root_path__startswith=f"{str(root).rstrip('/')}/")
+    )
+    if code_project.pk is not None:
+        overlapping = overlapping.filter(pk__lt=code_project.pk)
+    owner = code_project.owner
+    for other in overlapping:
+        if _readers_may_read(readers_of=code_project, other=other):
+            continue
+        if other.is_editable_by(owner):
+            continue
+        raise Forbidden(
+            f"The folder '{code_project.root_path}' holds code that another project shares "
+            "with fewer people than this one would; choose a narrower visibility, or ask "
+            "the owner of that project to share it."
+        )
 
 
 def _clean_exclude(names: list[str]) -> list[str]:
@@ -130,13 +180,15 @@ def code_project_register(
             scope = scope_for_new_row(
                 user=actor.user, team=team, visibility=visibility, project=project
             )
-            code_project = CodeProject.objects.create(
+            code_project = CodeProject(
                 name=name,
                 root_path=str(root),
                 state=ScanState.QUEUED,
                 settings=project_settings,
                 **scope,
             )
+            code_root_access_check(code_project=code_project)
+            code_project.save(force_insert=True)
             audit_log(
                 actor=actor,
                 action="codegraph.project.create",
@@ -167,6 +219,7 @@ def code_project_register(
             existing.project = scope["project"]
         if exclude is not None:
             existing.settings = {**(existing.settings or {}), **project_settings}
+        code_root_access_check(code_project=existing)
         existing.state = ScanState.QUEUED
         existing.error = ""
         existing.save()
@@ -623,7 +676,7 @@ def code_project_scan(*, project_id: int, progress: ProgressCallback | None = No
         return ScanResult(project_id=project_id, errors=["Another scan is running."])
     try:
         return _scan(code_project, progress)
-    except InvalidInput as exc:
+    except ApplicationError as exc:
         CodeProject.objects.filter(pk=project_id).update(
             state=ScanState.FAILED, error=exc.message, finished_at=timezone.now()
         )
@@ -651,6 +704,7 @@ def _needs_examining(walked: WalkedFile, row: tuple, max_bytes: int) -> bool:
 def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanResult:
     project_id = code_project.pk
     root = code_root_validate(path=code_project.root_path)
+    code_root_access_check(code_project=code_project)  # others may have indexed it since
     max_bytes = settings.CODEGRAPH_MAX_FILE_BYTES
     result = ScanResult(project_id=project_id)
     result.full = code_project.extractor_version != EXTRACTOR_VERSION
