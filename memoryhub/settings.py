@@ -198,6 +198,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": env_float("MEMORYHUB_BACKFILL_EVERY_SECONDS", 600.0),
     },
 }
+CELERY_BEAT_SCHEDULE["codegraph-scans-catch-up"] = {
+    # Scans whose task was lost while the broker was down, or whose worker died.
+    "task": "codegraph.scans_catch_up",
+    "schedule": 60.0,
+}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- Logging: everything to stdout ------------------------------------------------------
@@ -258,4 +263,7 @@ CODEGRAPH_MAX_FILES = env_int("CODEGRAPH_MAX_FILES", 20_000)
 # Folders a scan may read, comma-separated. The server reads whatever path a user
 # names, so by default only the home directory of the account the server runs as is
 # allowed (never "/", /etc or other users' homes); add source checkouts explicitly.
+# A queued or running scan with no sign of life for this long is queued again by the
+# catch-up (its task was lost, or its worker died); a running scan shows one per batch.
+CODEGRAPH_SCAN_STALE_SECONDS = env_float("CODEGRAPH_SCAN_STALE_SECONDS", 120.0)
 CODEGRAPH_ALLOWED_ROOTS = env_list("CODEGRAPH_ALLOWED_ROOTS", [str(Path.home())])
