@@ -185,6 +185,10 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = PUBLISH_RETRY_POLICY
 # After the broker failed to take a task, queueing is skipped for this long (the work
 # is left to the periodic catch-up), so writes never wait on a broker that is down.
 MEMORYHUB_QUEUE_RETRY_SECONDS = env_float("MEMORYHUB_QUEUE_RETRY_SECONDS", 30.0)
+# JSON only: a message can carry data, never code to run.
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
