@@ -1,16 +1,12 @@
 """A real worker process answers tasks on Redis and on the filesystem transport, the
 health check sees it, and a write made while the broker is down is kept."""
 
-import contextlib
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from celery import Celery
-from django.conf import settings
 
 from memoryhub.queue import celery_queue_settings
 
@@ -97,38 +93,13 @@ class HangUpBroker:
         self.sock.close()
 
 
-@contextlib.contextmanager
-def broker_at(url: str) -> Iterator[None]:
-    """The app's broker is ``url`` (with the production timeouts), and tasks are sent to
-    it rather than run in-process; everything is put back afterwards."""
-    from memoryhub.celery import app
-    from memoryhub.tasks import queue_circuit
-
-    keys = ("broker_url", "broker_transport_options", "task_always_eager")
-    saved = {key: app.conf[key] for key in keys}
-    queue = celery_queue_settings(redis_url=url, data_dir=Path(settings.DATA_DIR))
-    app.conf.update(
-        broker_url=url,
-        broker_transport_options=queue["broker_transport_options"],
-        task_always_eager=False,
-    )
-    app._after_fork()  # drop the pooled connections to the broker the app had
-    queue_circuit.close()
-    try:
-        yield
-    finally:
-        app.conf.update(saved)
-        app._after_fork()
-        queue_circuit.close()
-
-
 def post_fact(client, content: str):
     return client.post("/api/memories", {"content": content}, "application/json")
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_fact_written_while_the_broker_is_down_is_kept_and_embedded_later(
-    owner, agent_client, redis_url, start_worker
+    owner, agent_client, redis_url, start_worker, broker_at
 ):
     from facts.models import Fact
     from memoryhub.tasks import queue_circuit
@@ -159,7 +130,7 @@ def test_a_fact_written_while_the_broker_is_down_is_kept_and_embedded_later(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_broker_that_hangs_up_is_tried_a_bounded_number_of_times_then_left_alone(
-    owner, agent_client
+    owner, agent_client, broker_at
 ):
     from facts.models import Fact
     from memoryhub.tasks import queue_circuit
@@ -182,7 +153,7 @@ def test_a_broker_that_hangs_up_is_tried_a_bounded_number_of_times_then_left_alo
 
 @pytest.mark.django_db(transaction=True)
 def test_queueing_is_tried_again_once_the_circuit_has_been_open_long_enough(
-    owner, agent_client, monkeypatch
+    owner, agent_client, monkeypatch, broker_at
 ):
     from memoryhub.tasks import queue_circuit
 
