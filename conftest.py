@@ -1,8 +1,11 @@
 """Shared fixtures: the owner / teammate / outsider world, API clients, agent tokens,
 real Celery workers and the browser."""
 
+import contextlib
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -43,6 +46,15 @@ def _eager_join_flag_reset() -> Iterator[None]:
     from celery.result import _set_task_join_will_block
 
     _set_task_join_will_block(False)
+
+
+@pytest.fixture(autouse=True)
+def _queue_circuit_closed() -> Iterator[None]:
+    """A test that finds the broker down leaves queueing as it found it."""
+    yield
+    from memoryhub.tasks import queue_circuit
+
+    queue_circuit.close()
 
 
 @pytest.fixture(autouse=True)
@@ -179,11 +191,12 @@ def _redis_answers() -> bool:
 
 
 class WorkerProcess:
-    """A real ``celery worker`` process for the project's app, stopped on close."""
+    """A real ``celery worker`` process for the project's app, stopped on close. With
+    ``pool="prefork"`` it runs its tasks in one pool process (``pool_pids()``)."""
 
-    def __init__(self, *, env: dict[str, str], queue: str) -> None:
+    def __init__(self, *, env: dict[str, str], queue: str, pool: str = "solo") -> None:
         self.queue = queue
-        self.log = Path(env["MEMORYHUB_DATA_DIR"]) / f"worker-{queue}.log"
+        self.log = Path(env["MEMORYHUB_DATA_DIR"]) / f"worker-{queue}-{uuid.uuid4().hex[:6]}.log"
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -193,7 +206,9 @@ class WorkerProcess:
                 "memoryhub",
                 "worker",
                 "--pool",
-                "solo",
+                pool,
+                "--concurrency",
+                "1",
                 "--loglevel",
                 "INFO",
                 "--queues",
@@ -207,7 +222,20 @@ class WorkerProcess:
             env=env,
             stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
+
+    def pool_pids(self) -> list[int]:
+        out = subprocess.run(
+            ["ps", "-o", "pid=", "--ppid", str(self.proc.pid)], capture_output=True, text=True
+        ).stdout
+        return [int(pid) for pid in out.split()]
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool, as the OOM killer or ``kill -9`` would."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
 
     def output(self) -> str:
         return self.log.read_text() if self.log.exists() else ""
@@ -225,14 +253,14 @@ class WorkerProcess:
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        self.kill()
 
 
-def worker_env(*, data_dir: Path, redis_url: str = "") -> dict[str, str]:
+def worker_env(
+    *, data_dir: Path, redis_url: str = "", extra: dict[str, str] | None = None
+) -> dict[str, str]:
     env = dict(os.environ)
     env["MEMORYHUB_DATA_DIR"] = str(data_dir)
     env["SECRET_KEY"] = settings.SECRET_KEY
@@ -242,6 +270,7 @@ def worker_env(*, data_dir: Path, redis_url: str = "") -> dict[str, str]:
     env.pop("REDIS_URL", None)
     if redis_url:
         env["REDIS_URL"] = redis_url
+    env.update(extra or {})
     return env
 
 
@@ -257,12 +286,22 @@ def redis_url() -> str:
 @pytest.fixture
 def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
     """Start a real worker on Redis (``redis_url``) or the filesystem transport, on a
-    queue of its own so no other worker steals the tasks."""
+    queue of its own so no other worker steals the tasks (or on ``queue``, such as the
+    default one of a broker the test owns), with ``env`` added to its environment."""
     started: list[WorkerProcess] = []
 
-    def start(redis_url: str = "") -> WorkerProcess:
-        queue = f"test-{uuid.uuid4().hex[:10]}"
-        worker = WorkerProcess(env=worker_env(data_dir=tmp_path, redis_url=redis_url), queue=queue)
+    def start(
+        redis_url: str = "",
+        *,
+        queue: str = "",
+        pool: str = "solo",
+        env: dict[str, str] | None = None,
+    ) -> WorkerProcess:
+        worker = WorkerProcess(
+            env=worker_env(data_dir=tmp_path, redis_url=redis_url, extra=env),
+            queue=queue or f"test-{uuid.uuid4().hex[:10]}",
+            pool=pool,
+        )
         started.append(worker)
         worker.wait_ready()
         return worker
@@ -276,8 +315,6 @@ def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
 
 
 def _free_port() -> int:
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
@@ -334,6 +371,99 @@ def start_web(tmp_path) -> Iterator[Callable[..., str]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+class RedisServer:
+    """A ``redis-server`` of the test's own on a free port, without persistence, that
+    the test may kill and start again on the same port."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.port = _free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.data_dir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        import redis
+
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if redis.Redis.from_url(self.url, socket_timeout=1).ping():
+                    return
+            except redis.RedisError:
+                time.sleep(0.05)
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def redis_server(tmp_path) -> Iterator[RedisServer]:
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed")
+        pytest.skip("redis-server is not installed")
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.kill()
+
+
+@pytest.fixture
+def broker_at() -> Callable[[str], contextlib.AbstractContextManager]:
+    """``with broker_at(url):`` the app sends its tasks to the Redis at ``url`` (with the
+    production timeouts) instead of running them in-process; put back afterwards."""
+    from memoryhub.celery import app
+    from memoryhub.queue import celery_queue_settings
+    from memoryhub.tasks import queue_circuit
+
+    def forget_connections() -> None:
+        app._after_fork()  # the pooled connections to the broker the app had
+        app._backend_cache = None  # and its result backend
+        app._local.__dict__.pop("backend", None)
+
+    @contextlib.contextmanager
+    def use(url: str) -> Iterator[None]:
+        keys = ("broker_url", "broker_transport_options", "result_backend", "task_always_eager")
+        saved = {key: app.conf[key] for key in keys}
+        queue = celery_queue_settings(redis_url=url, data_dir=Path(settings.DATA_DIR))
+        app.conf.update(
+            broker_url=url,
+            broker_transport_options=queue["broker_transport_options"],
+            result_backend=url,
+            task_always_eager=False,
+        )
+        forget_connections()
+        queue_circuit.close()
+        try:
+            yield
+        finally:
+            app.conf.update(saved)
+            forget_connections()
+            queue_circuit.close()
+
+    return use
 
 
 # --- Browser ------------------------------------------------------------------------------

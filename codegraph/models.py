@@ -7,6 +7,7 @@ Symbols, imports and calls carry their project as well as their file, so the que
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -33,6 +34,8 @@ class CodeProject(ScopedModel):
     files_total = models.PositiveIntegerField(default=0)
     files_done = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
+    # The last sign of life of the scan: when it was queued, claimed, or stored a batch.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
     warning = models.TextField(blank=True, default="")
@@ -63,11 +66,13 @@ class CodeProject(ScopedModel):
 
     @property
     def is_scanning(self) -> bool:
-        """A scan is running now (one that died with its worker stops counting after
-        half an hour). A queued project may be queued again: scans are idempotent."""
-        if self.state != ScanState.RUNNING or self.started_at is None:
+        """A scan is running now: one that died with its worker stops counting once it
+        has shown no sign of life for CODEGRAPH_SCAN_STALE_SECONDS. A queued project may
+        be queued again: scans are idempotent."""
+        if self.state != ScanState.RUNNING or self.heartbeat_at is None:
             return False
-        return self.started_at > timezone.now() - timedelta(minutes=30)
+        stale = timedelta(seconds=settings.CODEGRAPH_SCAN_STALE_SECONDS)
+        return self.heartbeat_at > timezone.now() - stale
 
     @property
     def progress_percent(self) -> int:

@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -25,7 +25,8 @@ from codegraph.extractor import EXTRACTOR_VERSION, extract_rows, language_for, p
 from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS, fts_values
 from memoryhub.db.bulk import insert_rows, update_rows
-from memoryhub.errors import Conflict, Forbidden, InvalidInput
+from memoryhub.errors import ApplicationError, Conflict, Forbidden, InvalidInput
+from teams.models import Membership, Visibility
 from teams.services import Actor, audit_log, scope_for_new_row
 
 logger = logging.getLogger(__name__)
@@ -52,7 +53,6 @@ WORKER_CHUNK = 25
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
 
 ProgressCallback = Callable[[int, int], None]
-SCAN_STALE_AFTER = timedelta(minutes=30)
 
 
 # --- Validation ------------------------------------------------------------------------------
@@ -63,28 +63,77 @@ def _allowed_roots() -> list[Path]:
 
 
 def code_root_validate(*, path: str) -> Path:
-    """The resolved folder ``path`` names, or InvalidInput saying why it cannot be scanned:
-    missing, not a directory, or outside ``CODEGRAPH_ALLOWED_ROOTS``."""
+    """The resolved folder ``path`` names, or InvalidInput saying why it cannot be scanned.
+
+    The allowed roots are checked first, on the resolved path, and every path outside
+    them gets the same answer, so the server's files cannot be probed through this
+    check. Inside a root, a missing folder or a file is named as such."""
     raw = (path or "").strip()
     if not raw:
         raise InvalidInput("A folder path is required.")
-    candidate = Path(raw).expanduser()
-    if not candidate.is_absolute():
-        raise InvalidInput(f"The path '{raw}' must be absolute.")
-    # Resolve symlinks before the root check, so a link cannot point outside a root.
-    resolved = candidate.resolve()
+    outside = InvalidInput(
+        f"The path '{raw}' is outside the folders CodeGraph may read; an administrator "
+        "sets them in CODEGRAPH_ALLOWED_ROOTS."
+    )
+    try:
+        candidate = Path(raw).expanduser()
+        if not candidate.is_absolute():
+            raise InvalidInput(f"The path '{raw}' must be absolute.")
+        # Resolve symlinks before the root check, so a link cannot point outside a root.
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError, ValueError):  # unreadable, a loop, a NUL byte
+        raise outside from None
+    if not any(resolved == root or resolved.is_relative_to(root) for root in _allowed_roots()):
+        raise outside
     if not resolved.exists():
         raise InvalidInput(f"The path '{raw}' does not exist.")
     if not resolved.is_dir():
         raise InvalidInput(f"The path '{raw}' is a file, not a folder.")
-    roots = _allowed_roots()
-    if not any(resolved == root or resolved.is_relative_to(root) for root in roots):
-        allowed = ", ".join(str(root) for root in roots) or "none configured"
-        raise InvalidInput(
-            f"The path '{raw}' is outside the folders CodeGraph may read ({allowed}); "
-            "an administrator can add it to CODEGRAPH_ALLOWED_ROOTS."
-        )
     return resolved
+
+
+def _readers_may_read(*, readers_of: CodeProject, other: CodeProject) -> bool:
+    """Everyone who can read ``readers_of`` can read ``other`` too."""
+    if other.visibility == Visibility.GLOBAL:
+        return True
+    if other.visibility == Visibility.TEAM:
+        if readers_of.visibility == Visibility.TEAM:
+            return readers_of.team_id == other.team_id
+        return (
+            readers_of.visibility == Visibility.PRIVATE
+            and other.team_id is not None
+            and Membership.objects.filter(
+                user_id=readers_of.owner_id, team_id=other.team_id
+            ).exists()
+        )
+    return readers_of.visibility == Visibility.PRIVATE and readers_of.owner_id == other.owner_id
+
+
+def code_root_access_check(*, code_project: CodeProject) -> None:
+    """Refuse (Forbidden) to index a folder for more people than may read the code
+    already indexed there. A project registered earlier whose folder is the same as this
+    one's, inside it or above it, holds some of the same files; this project may only
+    show them to people who can read that project, unless its owner may edit that
+    project anyway (and so could change who reads it). Later projects never restrict
+    earlier ones: what an earlier project showed, it had shown before them."""
+    root = Path(code_project.root_path)
+    overlapping = CodeProject.objects.filter(
+        models.Q(root_path__in=[str(root), *map(str, root.parents)])
+        | models.Q(root_path__startswith=f"{str(root).rstrip('/')}/")
+    )
+    if code_project.pk is not None:
+        overlapping = overlapping.filter(pk__lt=code_project.pk)
+    owner = code_project.owner
+    for other in overlapping:
+        if _readers_may_read(readers_of=code_project, other=other):
+            continue
+        if other.is_editable_by(owner):
+            continue
+        raise Forbidden(
+            f"The folder '{code_project.root_path}' holds code that another project shares "
+            "with fewer people than this one would; choose a narrower visibility, or ask "
+            "the owner of that project to share it."
+        )
 
 
 def _clean_exclude(names: list[str]) -> list[str]:
@@ -130,13 +179,16 @@ def code_project_register(
             scope = scope_for_new_row(
                 user=actor.user, team=team, visibility=visibility, project=project
             )
-            code_project = CodeProject.objects.create(
+            code_project = CodeProject(
                 name=name,
                 root_path=str(root),
                 state=ScanState.QUEUED,
+                heartbeat_at=timezone.now(),
                 settings=project_settings,
                 **scope,
             )
+            code_root_access_check(code_project=code_project)
+            code_project.save(force_insert=True)
             audit_log(
                 actor=actor,
                 action="codegraph.project.create",
@@ -167,7 +219,9 @@ def code_project_register(
             existing.project = scope["project"]
         if exclude is not None:
             existing.settings = {**(existing.settings or {}), **project_settings}
+        code_root_access_check(code_project=existing)
         existing.state = ScanState.QUEUED
+        existing.heartbeat_at = timezone.now()
         existing.error = ""
         existing.save()
         return existing
@@ -224,8 +278,9 @@ def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProje
         if locked.is_scanning:
             return locked
         locked.state = ScanState.QUEUED
+        locked.heartbeat_at = timezone.now()
         locked.error = ""
-        locked.save(update_fields=["state", "error"])
+        locked.save(update_fields=["state", "heartbeat_at", "error"])
         _scan_queue(actor=actor, code_project=locked)
     return locked
 
@@ -594,7 +649,33 @@ class ScanResult:
     errors: list[str] = field(default_factory=list)
 
 
-def code_project_scan(*, project_id: int, progress: ProgressCallback | None = None) -> ScanResult:
+class ScanLost(Exception):
+    """The scan no longer holds its project: it was taken for dead (no sign of life for
+    ``CODEGRAPH_SCAN_STALE_SECONDS``) and queued again, or the project was deleted."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScanClaim:
+    """A scan's hold on its project: the project is running, with this start time."""
+
+    project_id: int
+    started_at: datetime
+
+    def rows(self) -> models.QuerySet:
+        return CodeProject.objects.filter(
+            pk=self.project_id, state=ScanState.RUNNING, started_at=self.started_at
+        )
+
+    def beat(self, **fields: object) -> None:
+        """Record progress and that the scan is alive; ScanLost when the hold is gone,
+        which rolls back the transaction around the call."""
+        if not self.rows().update(heartbeat_at=timezone.now(), **fields):
+            raise ScanLost
+
+
+def code_project_scan(
+    *, project_id: int, progress: ProgressCallback | None = None, queued_only: bool = False
+) -> ScanResult:
     """Scan the project's folder and bring its index up to date.
 
     Incremental: every file is stat'ed, hashed only when its size or mtime changed and
@@ -602,17 +683,27 @@ def code_project_scan(*, project_id: int, progress: ProgressCallback | None = No
     extractor version re-indexes everything. Each batch of files is one transaction, so
     readers never wait long, and the project row shows progress as batches commit.
     A folder that vanished or is no longer allowed fails the scan with a message.
+
+    One scan at a time: a project whose scan shows signs of life is left alone. With
+    ``queued_only`` (the task), only a queued project, or one whose scan died, is
+    scanned, so a task delivered twice scans once.
     """
     code_project = CodeProject.objects.get(pk=project_id)
     now = timezone.now()
-    # Claim the project: one scan at a time. A scan "running" for longer than
-    # SCAN_STALE_AFTER died with its worker and no longer holds the claim.
+    dead = _no_sign_of_life(now)
+    alive = models.Q(state=ScanState.RUNNING) & ~dead
+    claimable = (
+        models.Q(state=ScanState.QUEUED) | (models.Q(state=ScanState.RUNNING) & dead)
+        if queued_only
+        else ~alive
+    )
     claimed = (
         CodeProject.objects.filter(pk=project_id)
-        .exclude(state=ScanState.RUNNING, started_at__gt=now - SCAN_STALE_AFTER)
+        .filter(claimable)
         .update(
             state=ScanState.RUNNING,
             started_at=now,
+            heartbeat_at=now,
             finished_at=None,
             error="",
             files_done=0,
@@ -620,23 +711,68 @@ def code_project_scan(*, project_id: int, progress: ProgressCallback | None = No
         )
     )
     if not claimed:
-        return ScanResult(project_id=project_id, errors=["Another scan is running."])
+        busy = CodeProject.objects.filter(pk=project_id).filter(alive).exists()
+        message = "Another scan is running." if busy else "The project is not queued."
+        return ScanResult(project_id=project_id, errors=[message])
+    claim = ScanClaim(project_id=project_id, started_at=now)
     try:
-        return _scan(code_project, progress)
-    except InvalidInput as exc:
-        CodeProject.objects.filter(pk=project_id).update(
-            state=ScanState.FAILED, error=exc.message, finished_at=timezone.now()
-        )
+        return _scan(code_project, claim, progress)
+    except ScanLost:
+        return ScanResult(project_id=project_id, errors=["The scan was taken over."])
+    except ApplicationError as exc:
+        claim.rows().update(state=ScanState.FAILED, error=exc.message, finished_at=timezone.now())
         return ScanResult(project_id=project_id, errors=[exc.message])
     except Exception as exc:
-        failed = CodeProject.objects.filter(pk=project_id).update(
+        failed = claim.rows().update(
             state=ScanState.FAILED,
             error=f"The scan failed: {exc}"[:2000],
             finished_at=timezone.now(),
         )
-        if not failed:  # deleted while it was being scanned: nothing left to do
-            return ScanResult(project_id=project_id, errors=["The project was deleted."])
+        if not failed:  # deleted or taken over meanwhile: nothing left to do
+            return ScanResult(project_id=project_id, errors=["The scan was taken over."])
         raise
+
+
+def scan_stale_after() -> timedelta:
+    """How long a running scan may go without a sign of life before it counts as dead
+    (its worker was killed), and a queued one before it is queued again."""
+    return timedelta(seconds=settings.CODEGRAPH_SCAN_STALE_SECONDS)
+
+
+def _no_sign_of_life(now: datetime) -> models.Q:
+    return models.Q(heartbeat_at__isnull=True) | models.Q(heartbeat_at__lt=now - scan_stale_after())
+
+
+def code_project_scans_catch_up() -> list[int]:
+    """Queue again every scan that is queued or running but has shown no sign of life
+    for ``CODEGRAPH_SCAN_STALE_SECONDS``: its task was lost (the broker was down) or its
+    worker died. Idempotent: each such project is queued once per period, and a scan
+    delivered twice runs once. Returns the ids queued."""
+    from codegraph.tasks import codegraph_scan
+    from memoryhub.tasks import enqueue_on_commit
+
+    now = timezone.now()
+    stale = _no_sign_of_life(now)
+    queued = []
+    with transaction.atomic():
+        candidates = CodeProject.objects.filter(
+            models.Q(state__in=(ScanState.QUEUED, ScanState.RUNNING)) & stale
+        ).values_list("pk", "state")
+        for pk, state in list(candidates):
+            # The same test again, so that a scan that beat meanwhile keeps its hold.
+            if (
+                CodeProject.objects.filter(pk=pk, state=state)
+                .filter(stale)
+                .update(state=ScanState.QUEUED, heartbeat_at=now)
+            ):
+                logger.info(
+                    "Scan of code project %s was %s with no sign of life; queued again.",
+                    pk,
+                    state,
+                )
+                enqueue_on_commit(codegraph_scan, pk)
+                queued.append(pk)
+    return queued
 
 
 def _needs_examining(walked: WalkedFile, row: tuple, max_bytes: int) -> bool:
@@ -648,14 +784,18 @@ def _needs_examining(walked: WalkedFile, row: tuple, max_bytes: int) -> bool:
     return skipped.startswith("too large") and walked.size <= max_bytes
 
 
-def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanResult:
+def _scan(
+    code_project: CodeProject, claim: ScanClaim, progress: ProgressCallback | None
+) -> ScanResult:
     project_id = code_project.pk
     root = code_root_validate(path=code_project.root_path)
+    code_root_access_check(code_project=code_project)  # others may have indexed it since
     max_bytes = settings.CODEGRAPH_MAX_FILE_BYTES
     result = ScanResult(project_id=project_id)
     result.full = code_project.extractor_version != EXTRACTOR_VERSION
     if result.full:
         with transaction.atomic():
+            claim.beat()
             _index_clear(project_id)
 
     walked, truncated = source_tree_walk(
@@ -678,14 +818,14 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
     result.files, result.added, result.deleted = len(walked), len(new), len(gone)
     done = len(walked) - len(new) - len(changed)
     result.unchanged = done
-    CodeProject.objects.filter(pk=project_id).update(files_total=len(walked), files_done=done)
+    claim.beat(files_total=len(walked), files_done=done)
     if progress:
         progress(done, len(walked))
 
     todo = sorted([*new, *changed], key=lambda w: w.path)
     if not todo and not gone:
         # Nothing changed on disk: no module names, no writes beyond the state.
-        _scan_finish(code_project, result, truncated=truncated, recount=result.full)
+        _scan_finish(code_project, claim, result, truncated=truncated, recount=result.full)
         return result
     prefix = root.name if (root / "__init__.py").is_file() else ""
     modules = {
@@ -694,6 +834,7 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
     }
     path_ids = {path: row[0] for path, row in existing.items() if path in walked_paths}
     with transaction.atomic():
+        claim.beat()
         if gone:
             _files_delete(gone)
         if new:
@@ -735,6 +876,7 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
         # when parsing ends, but committed only every BATCH_SIZE files: each commit
         # writes the pages it touched again, and FTS5 adds a segment per transaction.
         with transaction.atomic():
+            claim.beat()
             batch = 0
             while rows is not None:
                 _rows_store(rows)
@@ -743,15 +885,16 @@ def _scan(code_project: CodeProject, progress: ProgressCallback | None) -> ScanR
                 result.skipped += rows.skipped
                 rows = next(examined, None) if batch < BATCH_SIZE else None
             done += batch
-            CodeProject.objects.filter(pk=project_id).update(files_done=done)
+            claim.beat(files_done=done)
         if progress:
             progress(done, len(walked))
 
     if (new or gone) and not result.full:
         # Imports in unchanged files may now resolve to a file that came or went.
+        claim.beat()
         _imports_reresolve(project_id, context.module_map, path_ids)
     changed_anything = bool(result.full or new or gone or changed)
-    _scan_finish(code_project, result, truncated=truncated, recount=changed_anything)
+    _scan_finish(code_project, claim, result, truncated=truncated, recount=changed_anything)
     return result
 
 
@@ -845,7 +988,12 @@ def _imports_reresolve(project_id: int, module_map: ModuleMap, path_ids: dict[st
 
 
 def _scan_finish(
-    code_project: CodeProject, result: ScanResult, *, truncated: bool, recount: bool
+    code_project: CodeProject,
+    claim: ScanClaim,
+    result: ScanResult,
+    *,
+    truncated: bool,
+    recount: bool,
 ) -> None:
     project_id = code_project.pk
     fields: dict[str, object] = {
@@ -864,7 +1012,7 @@ def _scan_finish(
     }
     if recount or not code_project.language_counts:
         fields.update(code_project_counts(project_id=project_id))
-    CodeProject.objects.filter(pk=project_id).update(**fields)
+    claim.beat(**fields)
 
 
 def code_project_counts(*, project_id: int) -> dict[str, object]:

@@ -325,7 +325,16 @@ def _keys_ensure_current() -> bool:
     return True
 
 
-MERGED_FIELDS = ("content", "tags", "importance", "confidence", "origin", "updated_at")
+# The merged fact's content changed: it waits for its new vector like an edited one.
+MERGED_FIELDS = (
+    "content",
+    "tags",
+    "importance",
+    "confidence",
+    "origin",
+    "updated_at",
+    "embedding_model",
+)
 
 
 def _merges_apply(
@@ -354,6 +363,7 @@ def _merges_apply(
         target.confidence = max(target.confidence, item.confidence)
         target.origin = Origin.MERGED
         target.updated_at = now
+        target.embedding_model = ""
     saved = parents.insert()
     pairs = list(zip(saved[::2], saved[1::2], strict=True))  # (previous, incoming)
     targets = list({id(target): target for target, _, _ in merges}.values())
@@ -731,8 +741,9 @@ def current_embedder(config: MemoryConfig | None = None):
 
 def facts_embed(*, fact_ids: Sequence[int]) -> int:
     """Embed these facts with the configured model and store their vectors. Facts that
-    changed or vanished meanwhile are skipped; returns how many were embedded. Embedder
-    errors propagate (the task retries; the facts stay as they are)."""
+    changed or vanished meanwhile, and facts that already have a vector from this model
+    (a task delivered again after its worker died), are skipped; returns how many were
+    embedded. Embedder errors propagate (the task retries; the facts stay as they are)."""
     config = memory_config_get()
     if not config.embeddings_enabled:
         return 0
@@ -743,9 +754,9 @@ def facts_embed(*, fact_ids: Sequence[int]) -> int:
     waiting = None  # (rows, their embedding in progress) of the previous chunk
     for start in range(0, len(ids), EMBED_BATCH):
         rows = list(
-            Fact.objects.filter(pk__in=ids[start : start + EMBED_BATCH]).values_list(
-                "pk", "content"
-            )
+            Fact.objects.filter(pk__in=ids[start : start + EMBED_BATCH])
+            .exclude(embedding_model=embedder.model_id)
+            .values_list("pk", "content")
         )
         ahead = (rows, _embed_ahead.submit(embedder.embed, [c for _, c in rows])) if rows else None
         if waiting is not None:

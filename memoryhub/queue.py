@@ -3,21 +3,48 @@
 from pathlib import Path
 from typing import Any
 
+# A broker that does not answer must not hold up the request that queues work: connect
+# and socket waits are bounded, and a publish is retried once, at once.
+CONNECT_TIMEOUT_SECONDS = 2.0
+# Longer than the worker's blocking pop (one second), so an idle worker is not cut off.
+SOCKET_TIMEOUT_SECONDS = 5.0
+PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 
-def celery_queue_settings(*, redis_url: str, data_dir: Path) -> dict[str, Any]:
+
+def celery_queue_settings(
+    *, redis_url: str, data_dir: Path, visibility_timeout: int = 3600
+) -> dict[str, Any]:
     """Celery settings (lower-case keys) for Redis when ``redis_url`` is set, else for
-    Celery's filesystem transport under ``data_dir/queue``."""
+    Celery's filesystem transport under ``data_dir/queue``. On Redis, a task taken by a
+    worker that died without acknowledging it is handed out again after
+    ``visibility_timeout`` seconds."""
     if redis_url:
         return {
             "broker_url": redis_url,
             "result_backend": redis_url,
-            "broker_transport_options": {},
+            "broker_transport_options": {
+                "socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
+                "socket_timeout": SOCKET_TIMEOUT_SECONDS,
+                "visibility_timeout": visibility_timeout,
+                # Look for such tasks every ten seconds, not every hundred.
+                "unacked_restore_interval": min(10, max(1, visibility_timeout // 2)),
+                "unacked_restore_throttle": 1,
+            },
+            "redis_socket_connect_timeout": CONNECT_TIMEOUT_SECONDS,
+            "redis_socket_timeout": SOCKET_TIMEOUT_SECONDS,
         }
     queue_dir = data_dir / "queue"
     for sub in ("messages", "processed", "control", "results"):
         (queue_dir / sub).mkdir(parents=True, exist_ok=True)
     return {
-        "broker_url": "filesystem://",
+        # The folders say where the queue is; the host only keeps kombu from warning
+        # that none was given.
+        "broker_url": "filesystem://localhost//",
         "broker_transport_options": {
             "data_folder_in": str(queue_dir / "messages"),
             "data_folder_out": str(queue_dir / "messages"),

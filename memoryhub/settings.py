@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.utils.csp import CSP
 
-from memoryhub.queue import celery_queue_settings
+from memoryhub.queue import CONNECT_TIMEOUT_SECONDS, PUBLISH_RETRY_POLICY, celery_queue_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -220,10 +220,26 @@ STORAGES = {
 REDIS_URL = env_str("REDIS_URL")
 # Redis when REDIS_URL is set; otherwise Celery's filesystem transport under the data
 # directory, so a real worker runs with nothing else installed.
-_queue = celery_queue_settings(redis_url=REDIS_URL, data_dir=DATA_DIR)
+# On Redis, a task taken by a worker that died without finishing it is handed out again
+# after this long (a worker that stays up hands its unfinished tasks back at once).
+MEMORYHUB_QUEUE_VISIBILITY_TIMEOUT = env_int("MEMORYHUB_QUEUE_VISIBILITY_TIMEOUT", 3600)
+_queue = celery_queue_settings(
+    redis_url=REDIS_URL, data_dir=DATA_DIR, visibility_timeout=MEMORYHUB_QUEUE_VISIBILITY_TIMEOUT
+)
 CELERY_BROKER_URL = _queue["broker_url"]
 CELERY_BROKER_TRANSPORT_OPTIONS = _queue["broker_transport_options"]
 CELERY_RESULT_BACKEND = _queue["result_backend"]
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = _queue.get("redis_socket_connect_timeout")
+CELERY_REDIS_SOCKET_TIMEOUT = _queue.get("redis_socket_timeout", 120.0)
+CELERY_BROKER_CONNECTION_TIMEOUT = CONNECT_TIMEOUT_SECONDS
+CELERY_TASK_PUBLISH_RETRY_POLICY = PUBLISH_RETRY_POLICY
+# After the broker failed to take a task, queueing is skipped for this long (the work
+# is left to the periodic catch-up), so writes never wait on a broker that is down.
+MEMORYHUB_QUEUE_RETRY_SECONDS = env_float("MEMORYHUB_QUEUE_RETRY_SECONDS", 30.0)
+# JSON only: a message can carry data, never code to run.
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -236,6 +252,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "facts.backfill_embeddings",
         "schedule": env_float("MEMORYHUB_BACKFILL_EVERY_SECONDS", 600.0),
     },
+}
+CELERY_BEAT_SCHEDULE["codegraph-scans-catch-up"] = {
+    # Scans whose task was lost while the broker was down, or whose worker died.
+    "task": "codegraph.scans_catch_up",
+    "schedule": 60.0,
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
@@ -347,4 +368,7 @@ CODEGRAPH_MAX_FILES = env_int("CODEGRAPH_MAX_FILES", 20_000)
 # Folders a scan may read, comma-separated. The server reads whatever path a user
 # names, so by default only the home directory of the account the server runs as is
 # allowed (never "/", /etc or other users' homes); add source checkouts explicitly.
+# A queued or running scan with no sign of life for this long is queued again by the
+# catch-up (its task was lost, or its worker died); a running scan shows one per batch.
+CODEGRAPH_SCAN_STALE_SECONDS = env_float("CODEGRAPH_SCAN_STALE_SECONDS", 120.0)
 CODEGRAPH_ALLOWED_ROOTS = env_list("CODEGRAPH_ALLOWED_ROOTS", [str(Path.home())])

@@ -1,21 +1,78 @@
-"""Queueing background work safely."""
+"""Queueing background work without ever holding up the request that asked for it.
+
+The data is always committed before its derived work is queued, and every kind of
+derived work has a periodic catch-up (the embedding backfill, the scan catch-up). So
+when the broker cannot take a task, the task is dropped with a log line, and for
+``MEMORYHUB_QUEUE_RETRY_SECONDS`` no further send is even tried: the circuit is open.
+The circuit is per process; each web or worker process finds the broker down on its
+own, once.
+"""
 
 import logging
 from typing import Any
 
+import pybreaker
 from celery import Task
+from django.conf import settings
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
 
 
+class _CircuitLog(pybreaker.CircuitBreakerListener):
+    def state_change(
+        self,
+        cb: pybreaker.CircuitBreaker,
+        old_state: pybreaker.CircuitBreakerState | None,
+        new_state: pybreaker.CircuitBreakerState,
+    ) -> None:
+        if new_state.name == pybreaker.STATE_OPEN:
+            logger.warning(
+                "The task queue is unreachable; background work is left to the periodic "
+                "catch-up, and queueing is tried again in %g s.",
+                cb.reset_timeout,
+            )
+        elif new_state.name == pybreaker.STATE_CLOSED and old_state is not None:
+            if old_state.name == pybreaker.STATE_CLOSED:
+                return
+            logger.info("The task queue answers again.")
+
+
+queue_circuit = pybreaker.CircuitBreaker(
+    fail_max=1,
+    reset_timeout=settings.MEMORYHUB_QUEUE_RETRY_SECONDS,
+    listeners=[_CircuitLog()],
+    name="task queue",
+)
+
+
+def _send(task: Task, args: tuple[Any, ...]) -> None:
+    # Nobody waits for these results: not subscribing to them keeps the result backend
+    # out of the request entirely.
+    task.apply_async(args=args, ignore_result=True)
+
+
 def enqueue(task: Task, *args: Any) -> bool:
-    """Send ``task`` now; if the broker is unreachable, log it and return False. The
-    data is already committed, and the periodic backfill picks the work up later."""
+    """Send ``task`` now; False (and a log line) when the broker cannot take it or has
+    failed within the last ``MEMORYHUB_QUEUE_RETRY_SECONDS``. The data is already
+    committed, and the periodic catch-up does the work later."""
+    if task.app.conf.task_always_eager:
+        try:
+            _send(task, args)
+        except Exception:
+            logger.exception("%s failed", task.name)
+            return False
+        return True
     try:
-        task.delay(*args)
+        queue_circuit.call(_send, task, args)
+    except pybreaker.CircuitBreakerError as exc:
+        if exc.__context__ is not None:  # this send failed and opened the circuit
+            logger.error("Could not queue %s: %s", task.name, exc.__context__)
+        else:
+            logger.info("Not queueing %s while the task queue is unreachable.", task.name)
+        return False
     except Exception:
-        logger.exception("Could not queue %s; the periodic catch-up will retry it", task.name)
+        logger.exception("Could not queue %s; the periodic catch-up will do it", task.name)
         return False
     return True
 

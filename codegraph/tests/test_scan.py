@@ -216,19 +216,22 @@ def test_a_second_scan_waits_for_the_running_one(project):
     from django.utils import timezone
 
     CodeProject.objects.filter(pk=project.pk).update(
-        state=ScanState.RUNNING, started_at=timezone.now()
+        state=ScanState.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now()
     )
     assert services.code_project_scan(project_id=project.pk).errors == ["Another scan is running."]
     assert not SourceFile.objects.exists()
 
 
-def test_a_scan_that_died_long_ago_does_not_block_a_new_one(project):
+def test_a_scan_with_no_sign_of_life_for_long_does_not_block_a_new_one(project, settings):
     from datetime import timedelta
 
     from django.utils import timezone
 
+    settings.CODEGRAPH_SCAN_STALE_SECONDS = 60
     CodeProject.objects.filter(pk=project.pk).update(
-        state=ScanState.RUNNING, started_at=timezone.now() - timedelta(hours=2)
+        state=ScanState.RUNNING,
+        started_at=timezone.now() - timedelta(hours=2),
+        heartbeat_at=timezone.now() - timedelta(seconds=61),
     )
     assert scan(project).parsed == 5 and project.state == ScanState.DONE
 

@@ -20,7 +20,7 @@ def test_a_real_worker_runs_the_scan_task(owner, tmp_path, settings, monkeypatch
     scan_helpers.write_tree(root, scan_helpers.PKG)
     project = services.code_project_register(actor=Actor(user=owner), name="shop", path=str(root))
     worker = start_worker()
-    app = Celery("codegraph-test-client")
+    app = Celery("codegraph-test-client", set_as_current=False)
     app.conf.update(celery_queue_settings(redis_url="", data_dir=worker.log.parent))
     result = app.send_task("codegraph.scan", args=[project.pk], queue=worker.queue)
     assert result.get(timeout=60)["files"] == 5, worker.output()

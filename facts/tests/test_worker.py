@@ -23,7 +23,7 @@ def test_a_real_worker_embeds_facts_and_backfills(owner, redis_url, start_worker
     MemoryConfig.objects.filter(pk=1).update(embeddings_enabled=True)
 
     worker = start_worker(redis_url=redis_url)
-    client = Celery("memoryhub-test-client")
+    client = Celery("memoryhub-test-client", set_as_current=False)
     client.conf.update(celery_queue_settings(redis_url=redis_url, data_dir=worker.log.parent))
     assert (
         client.send_task("facts.embed", args=[[first.pk]], queue=worker.queue).get(timeout=60) == 1

@@ -85,6 +85,20 @@ def test_facts_are_embedded_chunk_after_chunk(owner, monkeypatch):
     }
 
 
+def test_an_embedding_task_delivered_again_skips_the_facts_it_already_embedded(owner):
+    results = fact_bulk_create(
+        actor=Actor(user=owner),
+        items=[{"content": f"Queue {name} is drained nightly"} for name in ("red", "blue")],
+    )
+    ids = [r.fact.pk for r in results]
+    assert facts_embed(fact_ids=ids[:1]) == 1  # the worker died after the first one
+    stored = FACT_VECTORS.vectors(ids[:1])[ids[0]].copy()
+    assert facts_embed(fact_ids=ids) == 1  # delivered again: only the second is left
+    assert facts_embed(fact_ids=ids) == 0
+    assert np.array_equal(FACT_VECTORS.vectors(ids[:1])[ids[0]], stored)
+    assert set(FACT_VECTORS.vectors(ids)) == set(ids)
+
+
 def test_delete_leaves_no_fts_row_and_no_vector(owner, remember):
     fact = remember(owner, "Temporary note about the hackathon")
     fact_id = fact.pk

@@ -1,20 +1,23 @@
 """Run the web server, a Celery worker and celery beat in the foreground.
 
-Ctrl-C (or SIGTERM) stops all three; if one of them exits, the others are stopped too.
+Each is supervised: one that exits (crashed, killed) is started again after a pause
+that grows with repeated failures, and the log says so. Only Ctrl-C (or SIGTERM) stops
+everything.
 """
 
+import os
 import signal
-import subprocess
 import sys
-import time
 from types import FrameType
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from memoryhub.supervisor import Supervisor
+
 
 class Command(BaseCommand):
-    help = "Run web + worker + beat until interrupted."
+    help = "Run web + worker + beat until interrupted, restarting any that exits."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=settings.MEMORYHUB_HOST)
@@ -39,6 +42,9 @@ class Command(BaseCommand):
                 "-",
                 "--graceful-timeout",
                 "5",
+                # Beside the rest of the server's state, not in the account's home.
+                "--control-socket",
+                str(settings.DATA_DIR / "gunicorn.ctl"),
             ],
             "worker": [
                 python,
@@ -76,38 +82,18 @@ class Command(BaseCommand):
             f"MemoryHub on http://{bind}/ (API docs at /api/docs), "
             f"worker and beat on {broker}. Ctrl-C stops everything."
         )
-        # Own sessions: Ctrl-C reaches only this process, which then stops each child once.
-        processes = {
-            name: subprocess.Popen(cmd, start_new_session=True) for name, cmd in commands.items()
-        }
-        stopping = False
+        if os.geteuid() == 0:
+            self.stdout.write(
+                "Running as root. The worker takes JSON messages only, so a message cannot "
+                "run code of its own (the risk Celery warns of for root); still, prefer an "
+                "ordinary account."
+            )
+        supervisor = Supervisor(commands)
 
         def stop(signum: int, frame: FrameType | None) -> None:
-            nonlocal stopping
-            stopping = True
+            supervisor.stopping = True
 
         signal.signal(signal.SIGINT, stop)
         signal.signal(signal.SIGTERM, stop)
-        exit_code = 0
-        try:
-            while not stopping:
-                for name, proc in processes.items():
-                    code = proc.poll()
-                    if code is not None:
-                        self.stderr.write(f"{name} exited with code {code}; stopping the rest.")
-                        exit_code = code or 1
-                        stopping = True
-                        break
-                time.sleep(0.5)
-        finally:
-            for proc in processes.values():
-                if proc.poll() is None:
-                    proc.send_signal(signal.SIGTERM)
-            deadline = time.monotonic() + 15
-            for proc in processes.values():
-                try:
-                    proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-        if exit_code:
-            sys.exit(exit_code)
+        supervisor.start()
+        supervisor.run()

@@ -1,0 +1,129 @@
+"""Keep a few long-running processes up: a process that exits is started again after a
+pause that doubles with each quick failure, and only ``stop()`` ends them all.
+
+Used by ``manage.py runall`` for the web server, the Celery worker and celery beat.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+logger = logging.getLogger(__name__)
+
+FIRST_PAUSE_SECONDS = 1.0
+LONGEST_PAUSE_SECONDS = 30.0
+# A process that ran this long before exiting is started again after the first pause.
+STABLE_AFTER_SECONDS = 60.0
+STOP_TIMEOUT_SECONDS = 15.0
+
+
+@dataclass
+class Child:
+    """One supervised process and its restart bookkeeping."""
+
+    name: str
+    command: Sequence[str]
+    pause: float
+    process: subprocess.Popen | None = None
+    started_at: float = 0.0
+    restart_at: float | None = None
+    restarts: int = 0
+
+
+def _exit_reason(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def _kill_group(pid: int, sig: signal.Signals) -> None:
+    """Signal the process group a child leads (its own session): its pool processes
+    or web workers too."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+class Supervisor:
+    """Start the named commands, restart any that exits, stop them all on ``stop()``."""
+
+    def __init__(
+        self,
+        commands: dict[str, Sequence[str]],
+        *,
+        first_pause: float = FIRST_PAUSE_SECONDS,
+        longest_pause: float = LONGEST_PAUSE_SECONDS,
+        stable_after: float = STABLE_AFTER_SECONDS,
+    ) -> None:
+        self.children = [Child(name, command, first_pause) for name, command in commands.items()]
+        self.first_pause, self.longest_pause = first_pause, longest_pause
+        self.stable_after = stable_after
+        self.stopping = False
+
+    def start(self) -> None:
+        for child in self.children:
+            self._spawn(child)
+
+    def _spawn(self, child: Child) -> None:
+        # Its own session: Ctrl-C reaches only the supervisor, which stops each child once.
+        child.process = subprocess.Popen(child.command, start_new_session=True)
+        child.started_at = time.monotonic()
+        child.restart_at = None
+        logger.info("%s started (pid %d).", child.name, child.process.pid)
+
+    def poll(self) -> None:
+        """Notice exits and start again the children whose pause is over."""
+        now = time.monotonic()
+        for child in self.children:
+            process = child.process
+            if child.restart_at is None and process is not None:
+                code = process.poll()
+                if code is None:
+                    continue
+                # Whatever it left behind (pool processes, web workers) goes with it.
+                _kill_group(process.pid, signal.SIGKILL)
+                if now - child.started_at >= self.stable_after:
+                    child.pause = self.first_pause
+                child.restart_at = now + child.pause
+                logger.warning(
+                    "%s %s; starting it again in %g s.",
+                    child.name,
+                    _exit_reason(code),
+                    child.pause,
+                )
+                child.pause = min(child.pause * 2, self.longest_pause)
+            if child.restart_at is not None and now >= child.restart_at and not self.stopping:
+                child.restarts += 1
+                self._spawn(child)
+
+    def run(self, *, interval: float = 0.2) -> None:
+        """Supervise until ``stopping`` is set (by a signal handler), then stop all."""
+        try:
+            while not self.stopping:
+                self.poll()
+                time.sleep(interval)
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """SIGTERM every child (a worker finishes its tasks, the web server its requests),
+        wait for them, SIGKILL what is left."""
+        self.stopping = True
+        running = [c.process for c in self.children if c.process and c.process.poll() is None]
+        for process in running:
+            process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+        for process in running:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            _kill_group(process.pid, signal.SIGKILL)
+            process.wait()
