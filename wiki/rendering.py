@@ -4,14 +4,38 @@ markdown-it-py turns CommonMark (plus tables, strikethrough and bare-URL links)
 into HTML, raw HTML included; nh3 then keeps only an allow-list of tags and
 attributes. Sanitising the final HTML rather than trusting the Markdown parser
 means that whatever HTML a page smuggles in, the sanitiser has the last word.
+
+Raw HTML is kept within the Markdown block that holds it, so that one stray tag
+cannot take the rest of the page with it:
+
+- An HTML block whose end marker never comes (``<script>``, ``<pre>``, ``<style>``,
+  ``<textarea>``, ``<!--``, ``<?``, ``<!X``, ``<![CDATA[``) ends at the first blank
+  line, as every other HTML block does, instead of running to the end of the page.
+- The HTML parser reads the content of some elements as something other than markup
+  (raw text in ``<script>``, ``<noscript>`` or ``<title>``, foreign content in
+  ``<math>`` or ``<svg>``, a template, an unclosed comment or attribute value), and the
+  allow-list drops several of them with their content. A block of raw HTML (an HTML
+  block, or a paragraph, heading or cell holding inline HTML) that leaves the parser in
+  such a state is sanitised on its own, so whatever it opened ends with it. Raw HTML
+  after which the parser still reads markup, such as a ``<details>`` opened in one block
+  and closed in a later one, is left to the page-wide pass, so those still nest.
+
+The page-wide pass serialises a parsed tree, so every element it opens it closes.
 """
 
 import re
+from bisect import bisect_left
+from collections.abc import Sequence
 from functools import cache
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.rules_block import StateBlock
+from markdown_it.rules_block.html_block import HTML_SEQUENCES, html_block
 from markdown_it.rules_core import StateCore
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 ALLOWED_TAGS: frozenset[str] = frozenset(
     {
@@ -55,14 +79,86 @@ def _table_align_attribute(state: StateCore) -> None:
                 token.attrs["align"] = style.removeprefix("text-align:")
 
 
+# CommonMark's HTML blocks that end at a closing sequence rather than a blank line.
+_ENDS_AT_SEQUENCE = tuple((opening, closing) for opening, closing, _ in HTML_SEQUENCES[:5])
+
+
+def _lines_holding(state: StateBlock, closing: re.Pattern[str]) -> list[int]:
+    """The numbers of the source lines where ``closing`` occurs, found once per render."""
+    found = state.env.setdefault("_html_block_closers", {})
+    if closing.pattern not in found:
+        if "\n" not in found:
+            found["\n"] = [m.start() for m in re.finditer("\n", state.src)]
+        found[closing.pattern] = sorted(
+            {bisect_left(found["\n"], m.start()) for m in closing.finditer(state.src)}
+        )
+    return found[closing.pattern]
+
+
+def _html_block_end(state: StateBlock, start: int, end: int) -> int:
+    """Where an HTML block starting at line ``start`` may run to: ``end``, or for a block
+    whose closing sequence never comes before ``end``, the first blank line."""
+    line = state.src[state.bMarks[start] + state.tShift[start] : state.eMarks[start]]
+    closing = next((close for open_, close in _ENDS_AT_SEQUENCE if open_.search(line)), None)
+    if closing is None:
+        return end
+    closes = _lines_holding(state, closing)
+    k = bisect_left(closes, start)
+    if k < len(closes) and closes[k] < end:
+        return end
+    return next((n for n in range(start + 1, end) if state.isEmpty(n)), end)
+
+
+def _html_block(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """CommonMark's HTML block, except that an unterminated one ends at a blank line."""
+    return html_block(state, start, end if silent else _html_block_end(state, start, end), silent)
+
+
+# Appended to a piece of raw HTML: it survives sanitising as markup only if the parser
+# reads what follows the piece as markup, in the document's own namespace.
+_PROBE = "<kbd>\ue000</kbd>"
+# Only a fragment holding the probe's character, or a reference to it, can output it.
+_MAY_SPELL_PROBE = re.compile("[\ue000&]")
+
+
+def _within_its_block(fragment: str) -> str:
+    """``fragment`` unchanged if what follows it is still read as markup; otherwise the
+    fragment sanitised on its own, so that what it opened ends where it ends."""
+    probed = sanitize_html(fragment + _PROBE)
+    if _PROBE in probed and not _MAY_SPELL_PROBE.search(fragment):
+        return fragment
+    alone = sanitize_html(fragment)
+    return fragment if probed.count(_PROBE) > alone.count(_PROBE) else alone
+
+
+class _Renderer(RendererHTML):
+    """markdown-it's HTML renderer, keeping raw HTML within its Markdown block."""
+
+    def html_block(
+        self, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
+        return _within_its_block(tokens[idx].content)
+
+    def renderInline(self, tokens: Sequence[Token], options: OptionsDict, env: EnvType) -> str:
+        html = super().renderInline(tokens, options, env)
+        if any(token.type == "html_inline" for token in tokens):
+            return _within_its_block(html)
+        return html
+
+
 @cache
 def _parser() -> MarkdownIt:
     md = (
-        MarkdownIt("commonmark", {"html": True, "linkify": True, "typographer": False})
+        MarkdownIt(
+            "commonmark",
+            {"html": True, "linkify": True, "typographer": False},
+            renderer_cls=_Renderer,
+        )
         .enable("table")
         .enable("strikethrough")
         .enable("linkify")
     )
+    md.block.ruler.at("html_block", _html_block, {"alt": ["paragraph", "reference", "blockquote"]})
     md.core.ruler.push("table_align_attribute", _table_align_attribute)
     return md
 
@@ -82,10 +178,9 @@ def _filter_attribute(tag: str, attribute: str, value: str) -> str | None:
     return value
 
 
-def sanitize_html(html: str) -> str:
-    """Reduce arbitrary HTML to the wiki's allow-list of tags, attributes and URL schemes."""
-    return nh3.clean(
-        html,
+@cache
+def _cleaner() -> nh3.Cleaner:
+    return nh3.Cleaner(
         tags=set(ALLOWED_TAGS),
         clean_content_tags=set(DROPPED_WITH_CONTENT),
         attributes=ALLOWED_ATTRIBUTES,
@@ -94,6 +189,11 @@ def sanitize_html(html: str) -> str:
         link_rel=LINK_REL,
         strip_comments=True,
     )
+
+
+def sanitize_html(html: str) -> str:
+    """Reduce arbitrary HTML to the wiki's allow-list of tags, attributes and URL schemes."""
+    return _cleaner().clean(html)
 
 
 def render_markdown(text: str) -> str:
