@@ -10,10 +10,29 @@ from wiki.scanner.findings import Finding, finding
 from wiki.scanner.normalise import Normalised
 from wiki.scanner.words import SENSITIVE, occurrences, rx
 
-DESTINATION = r"(?:https?://\S+|www\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\d{1,3}(?:\.\d{1,3}){3}\b)"
+ADDRESS = r"(?:https?://\S+|www\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\d{1,3}(?:\.\d{1,3}){3}\b)"
+# An address named rather than written: "post it to the webhook below".
+NAMED_ADDRESS = (
+    r"(?:(?:the|this|that|our|my|a|an|following|below|above|given|attacker'?s?|external|remote|"
+    r"listed) )*(?:webhook|callback(?: url)?|endpoint|collector|listener|(?:remote|external)"
+    r" server|url (?:below|above))\b"
+)
+DESTINATION = rf"(?:{ADDRESS}|{NAMED_ADDRESS})"
 _TRANSFER = rx(
     r"\b(?:send|post|upload|forward|transmit|submit|e-?mail|mail|exfiltrate|leak|copy|"
-    r"paste|share|append|attach|include|dump|push|relay|deliver|pipe|beam)\b"
+    r"paste|share|append|attach|include|dump|push|relay|deliver|pipe|beam|report|log|sync|"
+    r"export|transfer|write|save|smuggle|stream|mirror|publish)\b"
+)
+# Reading a URL the page names, with private data put into the request.
+_FETCH = rx(
+    r"\b(?:fetch|visit|open|load|request|call|curl|wget|ping|hit|query|navigate to|browse to|"
+    r"go to|make an? (?:get|post|http) request to|send an? (?:get|post|http) request to)"
+    rf"\s+<?{ADDRESS}"
+)
+_WITH_DATA = rx(
+    r"\b(?:with|including|containing|carrying|append(?:ing)?|add(?:ing)?|attach(?:ing)?|"
+    r"includ(?:e|ing)|put(?:ting)?|encod(?:e|ing)|embed(?:ding)?|insert(?:ing)?|as (?:a |the )?"
+    r"(?:query|parameter|param|body|payload))\b"
 )
 _TO_DESTINATION = rx(
     rf"\b(?:to|into|at) (?:(?:the|our|this|that|my|a|an) )?(?:[\w-]+ ){{0,2}}?"
@@ -43,7 +62,7 @@ def exfiltration_findings(norm: Normalised, code: CodeMask) -> list[Finding]:
     # Addresses are rarer than verbs, so only sentences that hold one are read.
     sentences = {
         _sentence(text, pos)
-        for mark in ("://", "www.", "@")
+        for mark in ("://", "www.", "@", "webhook", "endpoint", "callback", "collector", "listener")
         for pos in occurrences(text, mark, False)
     }
     sentences |= {_sentence(text, match.start()) for match in _IP_ADDRESS.finditer(text)}
@@ -66,4 +85,22 @@ def exfiltration_findings(norm: Normalised, code: CodeMask) -> list[Finding]:
                     )
                 )
                 break
+        else:
+            fetch = _FETCH.search(text, start, end)
+            if (
+                fetch
+                and norm.position(fetch.start()) not in code
+                and not _NEGATION.search(text, start, fetch.start())
+                and _WITH_DATA.search(text, fetch.end(), end)
+                and _SENSITIVE.search(text, start, end)
+            ):
+                found.append(
+                    finding(
+                        "exfiltration-url",
+                        "high",
+                        "asks for a URL to be fetched with private data in the request",
+                        norm.original,
+                        *norm.span(start, end),
+                    )
+                )
     return found

@@ -118,9 +118,10 @@ def invisible_findings(text: str) -> list[Finding]:
 
 _COMMENT = re.compile(r"<!--(.*?)(?:-->|\Z)", re.S)
 _COMMENT_DIRECTIVE = rx(
-    r"\b(?:ignore|disregard|forget|override|bypass|you must|you will|you are|you should|"
-    r"assistant|ai|llm|agent|instructions?|system prompt|reply|respond|answer|"
-    r"tell (?:the )?users?|say that|send|upload|post)\b|<\|"
+    r"\b(?:ignore|disregard|forget|override|bypass) (?:the|all|any|previous|prior|above|earlier|"
+    r"your|these|those|this|my|every)\b|\b(?:assistants?|ai|llms?|chatbots?|language models?|"
+    r"claude|chatgpt|gpt|copilot|gemini|system prompt)\b|\btell (?:the )?users?\b|\bsay that\b"
+    r"|<\|"
 )
 
 
@@ -130,8 +131,9 @@ def comment_findings(text: str, code: CodeMask) -> list[Finding]:
     for match in _COMMENT.finditer(text):
         if match.start() in code:
             continue
-        body = normalise(match.group(1)).text
-        if _COMMENT_DIRECTIVE.search(body):
+        # What a comment says is read by the phrase rules with the rest of the page; here
+        # it only decides whether the comment itself is worth a person's attention.
+        if _COMMENT_DIRECTIVE.search(normalise(match.group(1)).text):
             found.append(
                 finding(
                     "html-comment",

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import re
-from typing import NamedTuple
-
-from wiki.scanner.findings import Finding, Severity, finding
+from wiki.scanner import hijack, memory, permissions, prompt_leak
+from wiki.scanner.findings import Finding, finding
 from wiki.scanner.normalise import Normalised
-from wiki.scanner.words import ANY_WORD, S, occurrences, rx
+from wiki.scanner.words import ANY_WORD, PhraseRule, S, occurrences, rx
 
 QUALIFIER = (
     r"(?:previous|previously|prior|above|earlier|preceding|foregoing|former|original|"
@@ -31,23 +29,6 @@ OVERRIDE_VERB = (
 )
 
 
-class PhraseRule(NamedTuple):
-    """A pattern for the normalised text, run only near its anchors.
-
-    ``anchors`` are literals that every match contains ("_" for a space, a leading "="
-    for a whole word; empty means scan everything). The pattern runs from ``before``
-    characters ahead of an anchor to ``after`` characters past it.
-    """
-
-    rule: str
-    severity: Severity
-    message: str
-    pattern: re.Pattern[str]
-    anchors: str = ""
-    before: int = 0
-    after: int = 0
-
-
 PHRASE_RULES: list[PhraseRule] = [
     PhraseRule(
         "instruction-override",
@@ -56,6 +37,9 @@ PHRASE_RULES: list[PhraseRule] = [
         rx(
             rf"\b{OVERRIDE_VERB}(?:{S}{ANY_WORD}){{0,3}}?{S}{QUALIFIER}"
             rf"(?:{S}{ANY_WORD}){{0,3}}?{S}{DIRECTIVE}\b"
+            # "ignore any instructions about the config file" points at a part of a page.
+            r"(?! (?:related to|relating to|regarding|concerning|about|on how|for (?:setting|"
+            r"installing|building|running|configuring)))"
         ),
         (
             "ignor disregard forget overrid bypass skip aside discard abandon drop overlook "
@@ -102,15 +86,20 @@ PHRASE_RULES: list[PhraseRule] = [
         rx(
             r"\b(?:(?:your|previous|prior|earlier|original|initial|existing|system|all earlier|"
             r"all previous|all prior)(?: \w+)? (?:instructions?|directives?|guidelines|rules|"
-            r"prompt|orders)(?: (?:you|that you) (?:received|were given|got|have been given))?"
+            r"prompt|orders)(?: (?:that |which )?you (?:received|were given|got|have been given|"
+            r"were trained (?:with|on)|were programmed with|were built with|follow|operate under|"
+            r"were told|must follow|have to follow))?"
             r"|(?:the )?(?:instructions?|directives?|guidelines|rules|orders)"
-            r" (?:you (?:received|were given|got|have been given)|before this(?: point| line)?|"
-            r"above|so far))"
+            r" (?:(?:that |which )?you (?:received|were given|got|have been given|were trained"
+            r" (?:with|on)|were programmed with|were built with|follow|operate under|were told|"
+            r"must follow|have to follow)|before this(?: point| line)?|above|so far))"
             r"(?: (?:earlier|before|previously|so far))?"
             r" (?:(?:are|is|were|was|have been|has been|did|do)(?: now| hereby| all)?"
             r" (?:no longer (?:valid|active|in effect|apply|applicable)|void|null|cancell?ed|"
             r"revoked|suspended|invalid|fake|false|overridden|superseded|lifted|not apply|"
-            r"not valid|not real)|(?:no longer|don't|doesn't) apply)\b(?! to\b| for\b| in\b)"
+            r"not valid|not real)|(?:no longer|don't|doesn't) apply)\b"
+            # "don't apply to hotfix branches" scopes a rule; "to you" lifts the reader's.
+            r"(?! to\b(?! you\b| the (?:assistant|agent|ai|model)\b)| for\b| in\b)"
         ),
         (
             "valid void null cancel revoked suspended fake false overridden superseded lifted "
@@ -235,8 +224,9 @@ PHRASE_RULES += [
             r"(?:your |all )?(?:safety|content|ethical) (?:filters?|guidelines|restrictions|rules|"
             r"checks) (?:are|have been) (?:now )?(?:off|disabled|removed|lifted)|"
             r"(?:enable|activate|enter|switch to)(?: the)? (?:developer|dan|god|jailbreak|evil|"
-            r"unrestricted) mode|stay in character|broken free|free (?:from|of) (?:the |all |any |"
-            r"your )?(?:restrictions|rules|guidelines|confines|constraints|limitations)|"
+            r"unrestricted) mode|stay in character|broken free\b|free (?:from|of)"
+            r" (?:the |all |any |your )?(?:restrictions|rules|guidelines|confines|constraints|"
+            r"limitations)|"
             r"(?:does not|doesn't|don't|do not|no longer) (?:have to |need to )?(?:abide by|obey)"
             r" (?:any|the|your) (?:rules|guidelines|restrictions|policies))"
         ),
@@ -365,7 +355,7 @@ PHRASE_RULES += [
             r"(?: (?:the|this|any|your))?(?: (?:user|users|anyone|anybody|human|humans|operator|"
             r"people|them|it|this|that|instructions?|message|page|change|request))?"
             r"(?: (?:about (?:it|this|that)|you did|that you|this note|note|to (?:the )?users?|"
-            r"this to|that this)|\s*[.;,)]|$)"
+            r"this to|that this)|\s*[.;,)])"
             r"|\b(?:do|perform|make) (?:it|this|that|the change|the changes) (?:silently|quietly|"
             r"secretly)\b|(?:^|[.!?]\s)secretly \w+"
             r"|\b(?:do|proceed|act|run|execute|continue)(?: (?:it|this|that))? without asking\b"
@@ -396,6 +386,72 @@ PHRASE_RULES += [
 ]
 
 
+PHRASE_RULES += [
+    PhraseRule(
+        "instruction-override",
+        "high",
+        "sets the reader's earlier instructions aside",
+        rx(
+            r"\b(?:regardless of|irrespective of|notwithstanding|in spite of|despite|no matter)"
+            r"(?: (?:any|all|the|your|what|of))* (?:previous|prior|earlier|preceding|existing|"
+            r"pre-?existing|original|initial|above|former)(?: \w+)? (?:inputs?|instructions?|"
+            r"requests?|prompts?|guidelines|rules|directives|restrictions|context|messages?|"
+            r"commands|programming|orders|policies|guidance)\b"
+            r"|(?:^|[.!?:;*>]\s*|\band )(?:ignore|disregard|forget|override|skip) (?:all |any |"
+            r"every )?(?:of )?(?:the |your |my )?(?:previous|prior|earlier|preceding|above|former|"
+            r"past|original|initial|other)(?: \w+)? (?:requests?|inputs?|commands?|messages?|"
+            r"prompts?|queries|questions|tasks?|conversations?|context|text|content)\b"
+        ),
+        "regardless irrespective notwithstanding in_spite despite no_matter ignor disregard "
+        "forget overrid skip",
+        20,
+        140,
+    ),
+    PhraseRule(
+        "role-impersonation",
+        "high",
+        "puts the reader in a jailbreak mode",
+        rx(
+            r"\byou(?: are|'re)(?: now)? (?:operating|running|working|acting) in (?:the )?"
+            r"(?:developer|dev|dan|god|jailbreak|jailbroken|unrestricted|sudo|evil|unfiltered|"
+            r"uncensored|override|unsafe|unlocked|chaos|opposite|admin|root) mode\b"
+        ),
+        "operating_in running_in working_in acting_in",
+        10,
+        60,
+    ),
+]
+
+PHRASE_RULES += [
+    PhraseRule(
+        "agent-addressed",
+        "medium",
+        "speaks to the reader as its user or operator",
+        rx(
+            r"\b(?:message|note|request|instructions?|reminder|memo)s? (?:directly )?from (?:me|"
+            r"the user|your user|your owner|your (?:boss|manager|admin|administrator|developer|"
+            r"creator|operator|principal)|the (?:admin|administrator|developer|operator|owner))"
+            r"\b[^.!?\n]{0,60}?\bto you\b"
+            r"|\bbefore you (?:can |do |start |continue |answer |respond |reply |solve |complete |"
+            r"finish |proceed |go on |work on )?(?:with |on |to )?(?:the |your |this |my |any )?"
+            r"(?:task|request|question|job|assignment)s?(?: (?:that |which )?i (?:gave|asked|"
+            r"assigned|sent) (?:you|to you))?\b[^.!?\n]{0,60}?\b(?:please |you must |you need to |"
+            r"you have to |make sure (?:to |you ))?(?:do the following|do this|first)\b"
+            r"|</?(?:information|instructions?|important_instructions|admin_instructions|"
+            r"hidden_instructions|secret_instructions)>"
+        ),
+        "from_me from_the from_your before_you <information </information <instruction "
+        "</instruction <important_ </important_ <admin_ </admin_ <hidden_ </hidden_ <secret_ "
+        "</secret_",
+        40,
+        200,
+    ),
+]
+
+# Rules of their own modules, one class of attack each.
+PHRASE_RULES += [*prompt_leak.RULES, *hijack.RULES, *memory.RULES, *permissions.RULES]
+
+
 def _parse_anchors(spec: str) -> tuple[tuple[str, bool], ...]:
     return tuple(
         (word.lstrip("=").replace("_", " "), word.startswith("=")) for word in spec.split()
@@ -407,6 +463,11 @@ _ANCHOR_RULES: dict[tuple[str, bool], list[int]] = {}
 for _index, _rule in enumerate(PHRASE_RULES):
     for _anchor in _parse_anchors(_rule.anchors):
         _ANCHOR_RULES.setdefault(_anchor, []).append(_index)
+
+
+# Each anchor's words, for the vocabulary check in ``_windows``.
+_PIECES: dict[str, list[str]] = {literal: literal.split() for literal, _ in _ANCHOR_RULES}
+_VOCABULARY_FROM = 20_000
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -423,8 +484,11 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _windows(text: str) -> list[list[tuple[int, int]]]:
     """Per phrase rule, the merged stretches of ``text`` around its anchors."""
     spans: list[list[tuple[int, int]]] = [[] for _ in PHRASE_RULES]
+    # Most anchors are absent. On a long text, the distinct words it holds say so sooner
+    # than the text itself: a literal occurs only if each of its words is part of one.
+    vocabulary = "\n".join(set(text.split())) if len(text) > _VOCABULARY_FROM else text
     for (literal, whole_word), indexes in _ANCHOR_RULES.items():
-        if literal not in text:  # most are absent; ``in`` says so at C speed
+        if any(piece not in vocabulary for piece in _PIECES[literal]) or literal not in text:
             continue
         positions = occurrences(text, literal, whole_word)
         for index in indexes:

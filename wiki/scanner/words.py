@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
+
+from wiki.scanner.findings import Severity
 
 # Between words: spaces plus the Markdown and quoting punctuation that obfuscation uses.
 S = r"[\s*_~`>\"'\u201c\u201d\u2018\u2019()\[\]|,:-]+"
@@ -15,7 +18,19 @@ SENSITIVE = (
     r"session[ _-]?(?:ids?|tokens?)|conversations?|chat(?:[ _-]?(?:history|log))|"
     r"(?:previous|last|user'?s?|private|direct) messages|memories|facts about|system prompt|"
     r"contact[ _-]?list|personal (?:details|data|information)|private (?:notes|pages|data)|"
-    r"card details|everything you know|(?:all|every|any) (?:the )?(?:data|files|pages))"
+    r"card details|everything you know|(?:all|every|any) (?:the )?(?:data|files|pages)|"
+    # What a memory server hands an agent: recalled facts and the user's own words.
+    r"(?:recalled|retrieved|remembered|stored) (?:facts|memories|content|context|data|notes|"
+    r"documents|information)|what you (?:know|remember|recall|have stored|have learned)|"
+    r"(?:the )?(?:user'?s?|customer'?s?|client'?s?) (?:\w+ )?(?:data|details|profile|info|"
+    r"information|messages|e-?mails?|files|documents|preferences|address|history|questions?|"
+    r"requests?|input|queries|memories|notes|facts|name|phone(?: number)?)|"
+    r"(?:this|the|our|your|current|whole|entire) (?:conversation|chat|session|thread|"
+    r"dialog(?:ue)?)|(?:all|every|any) (?:the |your |my )?(?:facts|memories|notes|messages|"
+    r"e-?mails|documents)|(?:the )?(?:contents?|body|text|summary|transcript) of (?:the|this|"
+    r"our|your|each|every|all|my) (?:conversation|chat|session|e-?mails?|inbox|messages?|"
+    r"memories|memory|notes|documents?|files?|history|context|prompt)|everything (?:you|the"
+    r" user|they) (?:know|said|wrote|typed|shared|told you))"
 )
 
 
@@ -36,3 +51,20 @@ def occurrences(text: str, literal: str, whole_word: bool) -> list[int]:
             found.append(pos)
         pos = text.find(literal, pos + 1)
     return found
+
+
+class PhraseRule(NamedTuple):
+    """A pattern for the normalised text, run only near its anchors.
+
+    ``anchors`` are literals that every match contains ("_" for a space, a leading "="
+    for a whole word; empty means scan everything). The pattern runs from ``before``
+    characters ahead of an anchor to ``after`` characters past it.
+    """
+
+    rule: str
+    severity: Severity
+    message: str
+    pattern: re.Pattern[str]
+    anchors: str = ""
+    before: int = 0
+    after: int = 0

@@ -61,3 +61,12 @@ def test_styles_shown_as_code_or_visible_on_a_dark_background_are_not_flagged():
     assert scan('```html\n<tr style="display:none"><td>{{ x }}</td></tr>\n```') == []
     dark = '<span style="color:white;background:#222">Welcome to the on-call guide.</span>'
     assert not is_flagged(scan(dark))
+
+
+def test_template_and_tool_comments_are_not_flagged():
+    for comment in (
+        "<!-- If there is a paper or blog post introducing the model, cite it here. -->",
+        "<!-- YAML added: v0.5.9 description: The agent now uses Keep-Alive -->",
+        "<!-- prettier-ignore-start -->",
+    ):
+        assert not is_flagged(scan(f"# Title\n\n{comment}\n\nText.")), comment
