@@ -484,18 +484,24 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _windows(text: str) -> list[list[tuple[int, int]]]:
     """Per phrase rule, the merged stretches of ``text`` around its anchors."""
     spans: list[list[tuple[int, int]]] = [[] for _ in PHRASE_RULES]
-    # Most anchors are absent. On a long text, the distinct words it holds say so sooner
-    # than the text itself: a literal occurs only if each of its words is part of one.
-    vocabulary = "\n".join(set(text.split())) if len(text) > _VOCABULARY_FROM else text
-    for (literal, whole_word), indexes in _ANCHOR_RULES.items():
-        if any(piece not in vocabulary for piece in _PIECES[literal]) or literal not in text:
-            continue
+    if len(text) > _VOCABULARY_FROM:
+        # Most anchors are absent. On a long text, the distinct words it holds say so
+        # sooner than the text itself: a literal occurs only if its words are in them.
+        vocabulary = "\n".join(set(text.split()))
+        present = [
+            anchor
+            for anchor in _ANCHOR_RULES
+            if all(piece in vocabulary for piece in _PIECES[anchor[0]]) and anchor[0] in text
+        ]
+    else:
+        present = [anchor for anchor in _ANCHOR_RULES if anchor[0] in text]
+    for literal, whole_word in present:
         positions = occurrences(text, literal, whole_word)
-        for index in indexes:
+        for index in _ANCHOR_RULES[(literal, whole_word)]:
             before, after = PHRASE_RULES[index].before, PHRASE_RULES[index].after + len(literal)
             spans[index] += [(max(0, p - before), min(len(text), p + after)) for p in positions]
     return [
-        _merged(found) if rule.anchors else [(0, len(text))]
+        (_merged(found) if found else found) if rule.anchors else [(0, len(text))]
         for rule, found in zip(PHRASE_RULES, spans, strict=True)
     ]
 
