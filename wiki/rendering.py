@@ -23,10 +23,12 @@ cannot take the rest of the page with it:
 The page-wide pass serialises a parsed tree, so every element it opens it closes.
 """
 
+import html
 import re
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
+from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
@@ -53,6 +55,7 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
     "code": {"class"},
     "img": {"src", "alt", "title", "width", "height"},
     "ol": {"start"},
+    "span": {"class", "title"},
     "td": {"align", "colspan", "rowspan"},
     "th": {"align", "colspan", "rowspan"},
 }
@@ -60,6 +63,11 @@ ALLOWED_ATTRIBUTES: dict[str, set[str]] = {
 # Tags whose content is dropped along with the tag rather than shown as text.
 DROPPED_WITH_CONTENT: frozenset[str] = frozenset(
     {"script", "style", "iframe", "object", "embed", "noscript", "template", "svg", "math"}
+)
+
+# The marks a flagged page's disabled links and images carry (see ``render_markdown``).
+INERT_CLASSES: frozenset[str] = frozenset(
+    {"wiki-inert-link", "wiki-inert-image", "wiki-inert-note"}
 )
 
 LINK_SCHEMES: frozenset[str] = frozenset({"http", "https", "mailto"})
@@ -160,13 +168,19 @@ def _parser() -> MarkdownIt:
     )
     md.block.ruler.at("html_block", _html_block, {"alt": ["paragraph", "reference", "blockquote"]})
     md.core.ruler.push("table_align_attribute", _table_align_attribute)
+    md.core.ruler.push("inert_links", _inert_links)
     return md
 
 
 def _filter_attribute(tag: str, attribute: str, value: str) -> str | None:
     if attribute == "class":
-        # Only the language marker that fenced code blocks carry survives.
-        kept = [c for c in value.split() if tag == "code" and _LANGUAGE_CLASS.match(c)]
+        # Only the language marker of fenced code and the marks of disabled links survive.
+        kept = [
+            c
+            for c in value.split()
+            if (tag == "code" and _LANGUAGE_CLASS.match(c))
+            or (tag == "span" and c in INERT_CLASSES)
+        ]
         return " ".join(kept) or None
     if tag == "img" and attribute == "src":
         # Images load without a click, so only absolute web URLs are let through.
@@ -178,24 +192,116 @@ def _filter_attribute(tag: str, attribute: str, value: str) -> str | None:
     return value
 
 
-@cache
-def _cleaner() -> nh3.Cleaner:
+def _cleaner_for(attribute_filter: Callable[[str, str, str], str | None]) -> nh3.Cleaner:
     return nh3.Cleaner(
         tags=set(ALLOWED_TAGS),
         clean_content_tags=set(DROPPED_WITH_CONTENT),
         attributes=ALLOWED_ATTRIBUTES,
-        attribute_filter=_filter_attribute,
+        attribute_filter=attribute_filter,
         url_schemes=set(LINK_SCHEMES),
         link_rel=LINK_REL,
         strip_comments=True,
     )
 
 
-def sanitize_html(html: str) -> str:
-    """Reduce arbitrary HTML to the wiki's allow-list of tags, attributes and URL schemes."""
-    return _cleaner().clean(html)
+@cache
+def _cleaner() -> nh3.Cleaner:
+    return _cleaner_for(_filter_attribute)
 
 
-def render_markdown(text: str) -> str:
-    """Render wiki Markdown to HTML that is safe to insert into a dashboard page."""
-    return sanitize_html(_parser().render(text))
+def sanitize_html(html: str, *, inert: Mapping[str, str] | None = None) -> str:
+    """Reduce arbitrary HTML to the wiki's allow-list of tags, attributes and URL schemes;
+    links and images whose target is a key of ``inert`` lose it."""
+    if not inert:
+        return _cleaner().clean(html)
+
+    def without_inert_targets(tag: str, attribute: str, value: str) -> str | None:
+        if attribute in {"href", "src"} and _inert_reason(value, inert) is not None:
+            return None
+        return _filter_attribute(tag, attribute, value)
+
+    return _cleaner_for(without_inert_targets).clean(html)
+
+
+_URL_IN_TEXT = re.compile(r"(?:https?://|www\.)[^\s<>\"'`)\]]+", re.IGNORECASE)
+
+
+def dangerous_urls(text: str, findings: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The URLs inside the text of a page's high and medium findings, each with the
+    finding that makes it dangerous ("exfiltration-image: image URL has placeholders...")."""
+    urls: dict[str, str] = {}
+    for found in findings:
+        if found.get("severity") == "low" or found.get("field", "content") != "content":
+            continue
+        start, end = int(found.get("start", 0)), int(found.get("end", 0))
+        for match in _URL_IN_TEXT.finditer(text, max(0, start), max(0, end)):
+            url = match.group().rstrip(".,;:!?")
+            urls.setdefault(url, f"{found.get('rule', '')}: {found.get('message', '')}")
+    return urls
+
+
+def _inert_reason(url: str, inert: Mapping[str, str]) -> str | None:
+    """Why ``url`` (as written, or as markdown-it percent-encodes it) must not be followed."""
+    candidates = {url, html.unescape(url)}
+    for dangerous, reason in inert.items():
+        if any(c == dangerous or c == _parser().normalizeLink(dangerous) for c in candidates):
+            return reason
+    return None
+
+
+def _inert_links(state: StateCore) -> None:
+    """Links and images whose target the page's findings name become marked text."""
+    inert: Mapping[str, str] = state.env.get("inert") or {}
+    if not inert:
+        return
+    for block in state.tokens:
+        if block.type != "inline" or not block.children:
+            continue
+        children: list[Token] = []
+        closing: list[str] = []  # per open link: why it was made inert, or ""
+        for token in block.children:
+            if token.type == "link_open":
+                reason = _inert_reason(str(token.attrs.get("href", "")), inert)
+                closing.append(reason or "")
+                if reason is not None:
+                    token.tag, token.attrs = "span", {"class": "wiki-inert-link", "title": reason}
+                children.append(token)
+            elif token.type == "link_close" and closing:
+                inert_link = closing.pop()
+                if inert_link:
+                    token.tag = "span"
+                children.append(token)
+                if inert_link:
+                    children += _note("link disabled", inert_link)
+            elif token.type == "image":
+                reason = _inert_reason(str(token.attrs.get("src", "")), inert)
+                if reason is None:
+                    children.append(token)
+                    continue
+                opening = Token("span_open", "span", 1, attrs={"class": "wiki-inert-image"})
+                opening.attrs["title"] = reason
+                alt = Token("text", "", 0, content=token.content or "image")
+                children += [opening, alt, Token("span_close", "span", -1)]
+                children += _note("image not loaded", reason)
+            else:
+                children.append(token)
+        block.children = children
+
+
+def _note(what: str, reason: str) -> list[Token]:
+    rule = reason.partition(":")[0]
+    return [
+        Token("span_open", "span", 1, attrs={"class": "wiki-inert-note"}),
+        Token("text", "", 0, content=f" ({what}: {rule}, see the scanner findings)"),
+        Token("span_close", "span", -1),
+    ]
+
+
+def render_markdown(text: str, *, inert: Mapping[str, str] | None = None) -> str:
+    """Render wiki Markdown to HTML that is safe to insert into a dashboard page.
+
+    ``inert`` maps URLs to why they are dangerous (``dangerous_urls``): links and images
+    with those targets render as marked text that says so, never as a link a person
+    can follow or a picture that loads."""
+    env = {"inert": dict(inert)} if inert else {}
+    return sanitize_html(_parser().render(text, env), inert=inert)
