@@ -433,3 +433,31 @@ def wiki_page_approve(*, actor: Actor, page: Page) -> Page:
         },
     )
     return page
+
+
+# --- Scanner upgrades -------------------------------------------------------------------------
+
+
+def _serious_rules(findings: list[dict[str, Any]]) -> set[str]:
+    return {str(f.get("rule", "")) for f in findings if f.get("severity") in ("high", "medium")}
+
+
+def wiki_pages_rescan(*, limit: int = 500) -> int:
+    """Scan again, with the current scanner, up to ``limit`` pages whose stored verdict
+    an older scanner gave, and return how many were refreshed. An approval stands only
+    if the new scan finds nothing serious that the reviewer was not shown. Each page is
+    updated only if no write changed it meanwhile, so a deleted page stays deleted."""
+    version = str(scanner.SCANNER_VERSION)
+    stale = Page.objects.exclude(scanner_version=version).order_by("id")[:limit]
+    refreshed = 0
+    for page in stale:
+        before = _serious_rules(page.findings)
+        _scan(page)
+        keep_approval = page.is_approved and _serious_rules(page.findings) <= before
+        refreshed += Page.objects.filter(pk=page.pk, content_hash=page.content_hash).update(
+            findings=page.findings,
+            flagged=page.flagged,
+            scanner_version=version,
+            **({} if keep_approval else {"approved_by": None, "approved_at": None}),
+        )
+    return refreshed
