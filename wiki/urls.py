@@ -12,5 +12,11 @@ urlpatterns = [
     path("<int:page_id>/history/", views.history_view, name="wiki-history"),
     path("<int:page_id>/diff/", views.diff_view, name="wiki-diff"),
     path("<int:page_id>/approve/", views.approve_view, name="wiki-approve"),
+    path("<int:page_id>/reject/", views.reject_view, name="wiki-reject"),
+    path(
+        "<int:page_id>/revisions/<int:number>/restore/",
+        views.restore_view,
+        name="wiki-restore",
+    ),
     path("<int:page_id>/delete/", views.delete_view, name="wiki-delete"),
 ]

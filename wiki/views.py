@@ -19,7 +19,7 @@ from teams.services import Actor
 from wiki import selectors, services
 from wiki.forms import PageFilterForm, PageForm
 from wiki.models import MAX_CONTENT_CHARS, Kind, Page
-from wiki.rendering import render_markdown
+from wiki.rendering import dangerous_urls, render_markdown
 
 PAGE_SIZE = 50
 SEARCH_LIMIT = 200
@@ -126,12 +126,19 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 def _page_context(request: HttpRequest, page: Page) -> dict[str, Any]:
+    # A flagged page's links and images that its findings name are not followed by
+    # people either: they render as marked text.
+    inert = dangerous_urls(page.content, page.findings) if page.flagged else {}
+    can_review = page.withheld_from_agents and page.can_be_approved_by(request.user)
     return {
         "page": page,
-        "html": render_markdown(page.content),
+        "html": render_markdown(page.content, inert=inert),
+        "inert_count": len(inert),
         "source": highlight_findings(page.content, page.findings) if page.findings else "",
-        "editable": page.is_editable_by(request.user),
-        "can_approve": page.withheld_from_agents and page.can_be_approved_by(request.user),
+        "editable": page.can_be_edited_by(request.user),
+        "manageable": page.is_editable_by(request.user),
+        "editors": page.editors_description(),
+        "can_approve": can_review,
         "revision_count": page.revisions.count(),
     }
 
@@ -144,8 +151,8 @@ def page_view(request: HttpRequest, page_id: int) -> HttpResponse:
 
 
 def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
-    if page is not None and not page.is_editable_by(request.user):
-        raise Http404("Only the page's owner or an admin of its team can edit it.")
+    if page is not None and not page.can_be_edited_by(request.user):
+        raise Http404(page.editors_description())
     initial: dict[str, Any] = {}
     if page is not None:
         initial = {
@@ -157,6 +164,10 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
             "visibility": page.visibility,
         }
     form = PageForm(request.POST or None, initial=initial)
+    # Who may read the page is for those who manage it; team members edit the text.
+    scope_locked = page is not None and not page.is_editable_by(request.user)
+    if scope_locked:
+        form.fields["visibility"].disabled = True
     if page is not None and page.kind not in Kind.values:
         # Imported pages may carry a kind of their own; keep it selectable.
         form.fields["kind"].widget.choices = [*Kind.choices, (page.kind, page.kind)]
@@ -190,7 +201,13 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
     return render(
         request,
         "wiki/edit.html",
-        {"form": form, "page": page, "preview": preview, "max_chars": MAX_CONTENT_CHARS},
+        {
+            "form": form,
+            "page": page,
+            "preview": preview,
+            "max_chars": MAX_CONTENT_CHARS,
+            "scope_locked": scope_locked,
+        },
         status=status,
     )
 
@@ -231,7 +248,29 @@ def history_view(request: HttpRequest, page_id: int) -> HttpResponse:
     """Every saved revision of a page, newest first, with a form to diff two."""
     page = _page_or_404(request, page_id)
     revisions = list(selectors.wiki_revision_list(page=page))
-    return render(request, "wiki/history.html", {"page": page, "revisions": revisions})
+    return render(
+        request,
+        "wiki/history.html",
+        {"page": page, "revisions": revisions, "editable": page.can_be_edited_by(request.user)},
+    )
+
+
+@login_required
+@require_POST
+def restore_view(request: HttpRequest, page_id: int, number: int) -> HttpResponse:
+    """Put an old revision's text back as a new revision."""
+    page = _page_or_404(request, page_id)
+    try:
+        revision = services.wiki_page_revision_restore(
+            actor=Actor.from_request(request), page=page, number=number
+        )
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("wiki-history", page_id=page.pk)
+    messages.success(request, f"Restored r{number} as r{revision.number}.")
+    return redirect("wiki-page", page_id=page.pk)
 
 
 @login_required
@@ -269,6 +308,35 @@ def approve_view(request: HttpRequest, page_id: int) -> HttpResponse:
         return redirect("wiki-page", page_id=page.pk)
     messages.success(request, f"Approved “{page.title}”: agents can now read it.")
     if request.POST.get("next") == "review":
+        return redirect("wiki-review")
+    return redirect("wiki-page", page_id=page.pk)
+
+
+@login_required
+@require_POST
+def reject_view(request: HttpRequest, page_id: int) -> HttpResponse:
+    """Refuse a flagged page's text: its last clean revision comes back, or it goes."""
+    page = _page_or_404(request, page_id)
+    try:
+        rejection = services.wiki_page_reject(actor=Actor.from_request(request), page=page)
+    except NotFound as exc:
+        raise Http404(exc.message) from None
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("wiki-page", page_id=page.pk)
+    if rejection.deleted:
+        messages.success(
+            request,
+            f"Rejected “{rejection.title}”: no revision of it passed the scanner, "
+            "so it was deleted.",
+        )
+    else:
+        messages.success(
+            request,
+            f"Rejected “{rejection.title}”: r{rejection.restored_from}, the last revision "
+            f"the scanner passed, is back as r{rejection.revision}.",
+        )
+    if request.POST.get("next") == "review" or rejection.deleted:
         return redirect("wiki-review")
     return redirect("wiki-page", page_id=page.pk)
 

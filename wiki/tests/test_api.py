@@ -144,11 +144,29 @@ def test_bad_input_answers_4xx_with_a_message(owner_client, body, status, messag
     assert not Page.objects.exists()
 
 
-def test_a_slug_another_scope_owns_answers_409(teammate_client, shared_page):
+def test_a_teammate_edits_a_team_page_but_cannot_change_who_reads_it(
+    teammate_client, teammate, owner, shared_page
+):
     response = put(teammate_client, title="Release checklist", content="Mine.", project="atlas")
+    assert response.status_code == 200, response.content
+    page = Page.objects.get()
+    assert (page.content, page.owner, page.visibility) == ("Mine.", owner, "team")
+    assert page.revisions.get(number=2).author == teammate
+    response = put(
+        teammate_client, title="Release checklist", content="Mine.", project="atlas",
+        visibility="global",
+    )  # fmt: skip
+    assert response.status_code == 403
+    assert "only its owner or an admin of its team" in response.json()["detail"]
+    assert Page.objects.get().visibility == "team"
+
+
+def test_a_slug_another_scope_owns_answers_409(owner_client, teammate_client, team):
+    put(owner_client, title="Style guide", content="Tabs.", visibility="global")
+    response = put(teammate_client, title="Style guide", content="Mine.")
     assert response.status_code == 409
     assert "a slug another scope owns" in response.json()["detail"]
-    assert Page.objects.get().content.startswith("1. Tag.")
+    assert Page.objects.get().content == "Tabs."
 
 
 def test_an_agent_gets_no_content_of_a_flagged_unapproved_page(owner, owner_client, agent_client):

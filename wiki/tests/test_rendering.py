@@ -1,8 +1,11 @@
 import html
+import os
 import re
 from html.parser import HTMLParser
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from wiki.rendering import render_markdown
 
@@ -195,3 +198,150 @@ def test_ordinary_markdown_survives() -> None:
 
 def test_html_comments_are_dropped_from_the_output() -> None:
     assert "hidden" not in render_markdown("visible <!-- hidden --> text")
+
+
+# --- Raw HTML stays within its Markdown block ----------------------------------------------
+
+VOID_ELEMENTS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "wbr"}
+
+# Elements whose content the HTML parser does not read as markup (raw text, escapable raw
+# text, plain text, a template, foreign content), or that the sanitiser drops whole.
+SWALLOWING = [
+    "math", "svg", "noscript", "script", "style", "iframe", "object", "template",
+    "textarea", "title", "xmp", "plaintext", "noembed", "noframes", "select",
+]  # fmt: skip
+
+
+class _Reader(HTMLParser):
+    """The text of rendered HTML and whether its elements nest and close."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text: list[str] = []
+        self.open: list[str] = []
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in VOID_ELEMENTS:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in VOID_ELEMENTS:
+            self.problems.append(f"<{tag}/> is not a void element")
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.open or self.open[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.open[-1:] or 'nothing'}")
+        else:
+            self.open.pop()
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def read(rendered: str) -> _Reader:
+    reader = _Reader()
+    reader.feed(rendered)
+    reader.close()
+    return reader
+
+
+def assert_balanced(rendered: str) -> None:
+    reader = read(rendered)
+    assert not reader.problems, f"{reader.problems} in {rendered!r}"
+    assert not reader.open, f"{reader.open} left open in {rendered!r}"
+
+
+@pytest.mark.parametrize("name", SWALLOWING)
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<{name}>\n\n{after}",
+        "Before <{name}> inline\n\n{after}",
+        "<div><{name}>\n\n{after}",
+        "<math><mtext><{name}>\n\n{after}",
+        "| a |\n|---|\n| <{name}> |\n\n{after}",
+        "> <{name}>\n\n{after}",
+    ],
+)
+def test_text_after_an_unclosed_element_is_rendered(page: str, name: str) -> None:
+    rendered = render_markdown(page.format(name=name, after="After **the tag** ends."))
+    assert "<p>After <strong>the tag</strong> ends.</p>" in rendered, rendered
+    assert_balanced(rendered)
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [
+        "<script>",
+        "<style>",
+        "<textarea>",
+        "<pre>",
+        "<!-- note",
+        "<?php echo 1;",
+        "<!DOCTYPE",
+        "<![CDATA[ x",
+        '<div title="unclosed',
+        "<div",
+    ],
+)
+def test_an_unterminated_html_block_ends_at_the_next_blank_line(opening: str) -> None:
+    rendered = render_markdown(f"# Runbook\n\n{opening}\nline\n\nAfter **it**.\n\n## Next\n")
+    assert "<h1>Runbook</h1>" in rendered
+    assert "<strong>it</strong>" in rendered and "<h2>Next</h2>" in rendered, rendered
+    assert_balanced(rendered)
+
+
+def test_the_unclosed_math_of_a_page_hides_nothing_after_it() -> None:
+    page = (
+        "# Formulas\n\nThe area is <math><mi>r</mi><msup><mi>π</mi></msup>\n\n"
+        "<math>\n<mtext>\n\n## Failover\n\n1. Promote the replica.\n\n<noscript>\n\nDone.\n"
+    )
+    text = "".join(read(render_markdown(page)).text)
+    for words in ("Formulas", "The area is", "Failover", "Promote the replica.", "Done."):
+        assert words in text, text
+
+
+def test_an_element_opened_in_one_block_and_closed_in_a_later_one_still_nests() -> None:
+    rendered = render_markdown(
+        "<details>\n<summary>Steps</summary>\n\n1. **Drain** it\n\n</details>\n\nAfter\n"
+    )
+    assert rendered.index("<strong>Drain</strong>") < rendered.index("</details>")
+    assert rendered.index("</details>") < rendered.index("<p>After</p>")
+    rendered = render_markdown("<pre>\nline one\n\nline three\n</pre>\n\nAfter\n")
+    assert "line one\n\nline three" in rendered and "<p>After</p>" in rendered
+
+
+def test_a_closed_raw_element_keeps_its_blank_lines() -> None:
+    rendered = render_markdown("<script>\nalert(1)\n\nalert(2)\n</script>\n\nAfter\n")
+    assert "alert" not in rendered and "<p>After</p>" in rendered
+
+
+def test_the_checker_itself_catches_unbalanced_html() -> None:
+    with pytest.raises(AssertionError):
+        assert_balanced("<p>open")
+    with pytest.raises(AssertionError):
+        assert_balanced("<b><i>x</b></i>")
+
+
+SOUP_NAMES = [*SWALLOWING, "a", "b", "i", "p", "div", "details", "summary", "table", "tr", "td"]
+SOUP_MARKUP = [
+    "<!--", "-->", "<?", "?>", "<!X", "<![CDATA[", "]]>", '<a title="', "'", '"', "<", ">",
+    "/>", "\n", "\n\n", "# ", "- ", "> ", "    ", "**", "`", "```\n", "| a |\n|---|\n",
+    "[x](https://a.example)", "<math><mtext>", "<svg><foreignObject>", " word ", "&amp;",
+]  # fmt: skip
+SOUP_PIECES = st.one_of(
+    st.sampled_from(SOUP_NAMES).map(lambda name: f"<{name}>"),
+    st.sampled_from(SOUP_NAMES).map(lambda name: f"</{name}>"),
+    st.sampled_from(SOUP_MARKUP),
+)
+FUZZ_EXAMPLES = int(os.environ.get("MEMORYHUB_FUZZ_EXAMPLES") or 300)
+
+
+@given(st.lists(SOUP_PIECES, max_size=40).map("".join))
+@settings(max_examples=FUZZ_EXAMPLES, derandomize="MEMORYHUB_FUZZ_EXAMPLES" not in os.environ)
+def test_any_tag_soup_renders_balanced_and_keeps_the_text_after_it(soup: str) -> None:
+    rendered = render_markdown(f"{soup}\n\nEnd of the page zqx.\n")
+    assert_balanced(rendered)
+    assert "End of the page zqx." in "".join(read(rendered).text), rendered
+    assert_inert(rendered)

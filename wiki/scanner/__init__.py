@@ -1,0 +1,109 @@
+"""Prompt-injection scanner for wiki content.
+
+``scan(text)`` returns findings: which rule matched, how severe it is, and where in the
+original text it sits. ``is_flagged(findings)`` is the verdict: a page with any high or
+medium finding is withheld from agents until a person approves it.
+
+Rules (ids are stable; findings are stored with pages):
+
+- ``instruction-override``: ignore / disregard / forget previous instructions, "your
+  instructions are void", "new instructions:", "from now on you ...", in several
+  languages.
+- ``role-impersonation``: "you are now ...", unrestricted personas, jailbreak modes, fake
+  assistant turns that agree to instructions.
+- ``fake-system-message``: chat-template tokens, fake system / tool tags and headers.
+- ``exfiltration-url``: asks to send secrets or conversation data to an address; URLs
+  with placeholders for private data.
+- ``exfiltration-image``: images and links that carry placeholders or encoded data in
+  their query string.
+- ``zero-width``, ``bidi-control``: invisible and reordering characters (Unicode tag
+  characters are decoded).
+- ``html-comment``, ``hidden-style``: text a person does not see when the page renders.
+- ``base64-blob``: long base64, decoded and scanned again.
+- ``agent-addressed``, ``concealment``: text that speaks to AI readers (or claims to come
+  from their user), or asks them to hide what they do from the user.
+- ``prompt-leak``: asks to reveal, repeat or transform the reader's prompt or first
+  instructions, plainly, encoded, translated or continued from a prefix.
+- ``role-impersonation`` also covers a persona or mode set up close to the rules it
+  drops ("you are Nova ... Nova has no filters").
+- ``output-hijack``: a reply fixed whatever the user asks, given text forced into the
+  reply, or the reader's task swapped for another.
+- ``memory-poisoning``: an instruction to store a fact or rule (or change a remembered
+  one) and act on it in later conversations.
+- ``permission-claim``: approvals said to be given, confirmations or restrictions said to
+  no longer apply to the reader.
+- ``script-link``, ``active-html``: links and images whose target is a ``javascript:`` or
+  ``data:`` URL, script URLs written out, script elements and event handlers.
+
+Phrase rules run on a normalised copy of the text (NFKC, casefolded, accents and
+invisible characters removed, mixed-script look-alikes folded, letter-by-letter
+spelling and leetspeak undone, runs of spaces collapsed) so that obfuscation does not
+hide an instruction. The copy carries a map back to the original, so findings always
+point at the original text. Structural rules read the original. Code spans and fenced
+blocks render as code, so the HTML, image and hidden-text rules skip them.
+
+The package holds one concern per module: ``normalise`` (the matching copy and its
+offset map), ``phrases`` (the phrase rules, with one module per class of attack:
+``prompt_leak``, ``hijack``, ``memory``, ``permissions``), ``persona`` (role-play
+overrides), ``exfiltration`` (sending data out, in words), ``links`` (URLs that carry
+data out), ``active`` (script and data URLs, scripting HTML), ``hidden`` (invisible
+characters, comments, styling), ``encoded`` (base64), ``code`` (where code spans sit)
+and ``findings`` (what a rule reports and the verdict).
+
+Pure Python on purpose: the command line, the services and the bench share it. Bump
+``SCANNER_VERSION`` whenever a rule changes, so that stored verdicts are refreshed.
+"""
+
+from __future__ import annotations
+
+from wiki.scanner.active import active_findings
+from wiki.scanner.code import CodeMask
+from wiki.scanner.encoded import base64_findings
+from wiki.scanner.exfiltration import exfiltration_findings
+from wiki.scanner.findings import SEVERITY_RANK, Finding, Severity, excerpt, is_flagged, merge
+from wiki.scanner.hidden import comment_findings, hidden_style_findings, invisible_findings
+from wiki.scanner.links import link_findings
+from wiki.scanner.normalise import Normalised, normalise
+from wiki.scanner.persona import persona_findings
+from wiki.scanner.phrases import phrase_findings
+
+__all__ = [
+    "SCANNER_VERSION",
+    "SEVERITY_RANK",
+    "Finding",
+    "Normalised",
+    "Severity",
+    "excerpt",
+    "is_flagged",
+    "normalise",
+    "scan",
+]
+
+SCANNER_VERSION = 2
+# Base64 inside base64 is decoded this many times, no more.
+MAX_DECODE_DEPTH = 2
+
+
+def scan(text: str, *, _depth: int = 0) -> list[Finding]:
+    """Every finding in ``text``, in document order, offsets into ``text``."""
+    if not text:
+        return []
+    norm = normalise(text)
+    code = CodeMask(text)
+    found = [
+        *phrase_findings(norm),
+        *persona_findings(norm),
+        *exfiltration_findings(norm, code),
+        *link_findings(text, code),
+        *active_findings(text, code),
+        *invisible_findings(text),
+        *comment_findings(text, code),
+        *hidden_style_findings(text, code),
+        *base64_findings(
+            text,
+            (lambda decoded: scan(decoded, _depth=_depth + 1))
+            if _depth < MAX_DECODE_DEPTH
+            else None,
+        ),
+    ]
+    return merge(found)
