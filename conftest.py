@@ -58,16 +58,6 @@ def _queue_circuit_closed() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _recall_uses_written() -> Iterator[None]:
-    """Recalls outside transactions count their uses a moment later: write them before
-    the next test, so they never land in its database."""
-    yield
-    from facts.recall import recall_uses_flush
-
-    recall_uses_flush()
-
-
-@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:
     # The default hasher is deliberately slow; tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

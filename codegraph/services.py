@@ -5,17 +5,15 @@ from __future__ import annotations
 import gc
 import hashlib
 import logging
-import multiprocessing
 import os
 import posixpath
-import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import billiard
 from django.conf import settings
 from django.db import connection, models, transaction
 from django.db.models import Count
@@ -46,8 +44,6 @@ SKIP_DIRS = frozenset(
 )
 BATCH_SIZE = 200
 BINARY_SNIFF_BYTES = 8192
-# Below this many files to parse, starting worker processes costs more than it saves.
-PARALLEL_MIN_FILES = 300
 # Files per piece of a scan: one job of a worker process, one write.
 WORKER_CHUNK = 25
 JS_EXTENSIONS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs")
@@ -595,40 +591,34 @@ def _worker_examine(span: tuple[int, int]) -> ScanRows:
     return _examine_range(_worker_context, *span)
 
 
-def _examine_all(context: ScanContext) -> Iterable[ScanRows]:
+def _examine_all(context: ScanContext, result: ScanResult) -> Iterator[ScanRows]:
     """Rows of every WORKER_CHUNK files, in order. Big scans extract in worker
     processes, so that the database writes overlap with parsing."""
     total = len(context.todo)
     spans = [(start, start + WORKER_CHUNK) for start in range(0, total, WORKER_CHUNK)]
     workers = min(os.cpu_count() or 1, 8)
-    parallel = (
-        total >= PARALLEL_MIN_FILES
-        and workers > 1
-        # Celery's prefork children are daemons, which may not start processes; and
-        # forking a process that runs other threads (web server, solo worker) risks a
-        # child stuck on a lock some thread held. The CLI and the bench qualify.
-        and not multiprocessing.current_process().daemon
-        and threading.active_count() == 1
-    )
-    pool = None
-    if parallel:
-        preload(walked.path for walked in context.todo)
-        try:
-            pool = ProcessPoolExecutor(
-                workers,
-                mp_context=multiprocessing.get_context("fork"),
-                initializer=_worker_init,
-                initargs=(context,),
-            )
-        except (OSError, ValueError):
-            pool = None
-    if pool is None:
+    if total < settings.CODEGRAPH_PARALLEL_MIN_FILES or workers < 2:
         for span in spans:
             yield _examine_range(context, *span)
         return
-    with pool:
+    preload(walked.path for walked in context.todo)
+    # billiard (Celery's own multiprocessing) rather than the standard library's: a
+    # Celery pool process is a daemon, and multiprocessing refuses to let daemons start
+    # processes. Forked, so the context is shared without pickling; the workers only
+    # parse, and never touch the database connection they inherit.
+    pool = billiard.get_context("fork").Pool(workers, initializer=_worker_init, initargs=(context,))
+    result.workers = workers
+    finished = False
+    try:
         # Small pieces keep every worker busy and come back early.
-        yield from pool.map(_worker_examine, spans)
+        yield from pool.imap(_worker_examine, spans)
+        finished = True
+    finally:
+        if finished:
+            pool.close()
+        else:
+            pool.terminate()
+        pool.join()
 
 
 # --- Scanning ---------------------------------------------------------------------------------
@@ -646,6 +636,7 @@ class ScanResult:
     deleted: int = 0
     skipped: int = 0
     full: bool = False
+    workers: int = 0  # processes that parsed in parallel (0: this one alone)
     errors: list[str] = field(default_factory=list)
 
 
@@ -870,7 +861,7 @@ def _scan(
         modules=modules,
         module_map=ModuleMap((w.path, w.language, modules[w.path]) for w in walked),
     )
-    examined = iter(_examine_all(context))
+    examined = iter(_examine_all(context, result))
     for rows in examined:
         # Each piece is written as soon as it is back, so that little is left to write
         # when parsing ends, but committed only every BATCH_SIZE files: each commit

@@ -17,6 +17,7 @@ def codegraph_scan(project_id: int) -> dict:
         "project_id": project_id,
         "files": result.files,
         "parsed": result.parsed,
+        "workers": result.workers,
         "deleted": result.deleted,
         "errors": result.errors,
     }

@@ -39,17 +39,16 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
-import queue
 import re
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from django.db import close_old_connections, connection
+from django.db import connection
 
 from facts.models import Fact, FactKey, MemoryConfig, Status
 from memoryhub.db.bulk import insert_rows, rows_by_ids
+from memoryhub.db.readahead import read_ahead
 from memoryhub.search.text import STOPWORDS, WORD
 
 # Bump whenever the keys of a stored fact would come out differently.
@@ -336,25 +335,24 @@ class DuplicateFinder:
         # Current signature per fact seen (None: stored but not active).
         self._current: dict[object, Signature | None] = {}
         self._ahead: deque[tuple[Signature, list[int]]] = deque()
-        self._answers: queue.SimpleQueue | None = None
+        self._answers: Iterator[tuple] | None = None
 
     def look_ahead(self, sigs: Sequence[Signature]) -> None:
-        """Start looking up the stored candidates of ``sigs`` (the next ones ``find``
-        will be asked about, in order) on a second connection, so the lookups overlap
-        the checking. Only outside a transaction with uncommitted writes: the second
-        connection sees committed rows only."""
+        """Look up the stored candidates of ``sigs`` (the next ones ``find`` will be
+        asked about, in order) ahead, on a second connection, so the lookups overlap
+        the checking. The finder keeps what its writer wrote in memory, so committed
+        rows are enough inside the writer's own transaction; inside a caller's, ``find``
+        looks them up in turn."""
         keys = [query_keys(sig, self.similarity) for sig in sigs]
-        self._ahead.extend(zip(sigs, keys, strict=True))
-        self._answers = queue.SimpleQueue()
-        _lookups.submit(_look_up_all, keys, self._answers)
+        answers = read_ahead(lambda: _look_up_all(keys), own_transaction=True)
+        if answers is not None:
+            self._ahead.extend(zip(sigs, keys, strict=True))
+            self._answers = answers
 
     def find(self, sig: Signature) -> object | None:
         if self._ahead and self._ahead[0][0] is sig:
             _, keys = self._ahead.popleft()
-            answer = self._answers.get()
-            if isinstance(answer, BaseException):
-                raise answer
-            shared, rows = answer
+            shared, rows = next(self._answers)
         else:
             keys = query_keys(sig, self.similarity)
             shared = candidate_ids(keys)
@@ -446,27 +444,21 @@ def active_rows(fact_ids: Iterable[int]) -> dict[int, tuple | None]:
     return found
 
 
-# One thread with its own connection runs look-ahead lookups, one batch at a time;
-# it reads the candidates' rows once per this many facts.
+# A look-ahead reads the candidates' rows once per this many facts.
 LOOK_AHEAD_CHUNK = 32
-_lookups = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dedupe-lookup")
 
 
-def _look_up_all(key_lists: list[list[int]], answers: queue.SimpleQueue) -> None:
-    """Answer, in order, (candidate ids, rows of the ids not sent before) per key list;
-    rows are read once per chunk of lists."""
-    close_old_connections()  # drop a connection that has gone stale or too old
+def _look_up_all(key_lists: list[list[int]]) -> Iterator[tuple]:
+    """(candidate ids, rows of the ids not given before) per key list, in order; rows
+    are read once per chunk of lists."""
     sent: set[int] = set()
-    try:
-        for start in range(0, len(key_lists), LOOK_AHEAD_CHUNK):
-            chunk = candidate_ids_many(key_lists[start : start + LOOK_AHEAD_CHUNK])
-            rows = active_rows(i for shared in chunk for i, _ in shared if i not in sent)
-            for shared in chunk:
-                fresh = {i: rows[i] for i, _ in shared if i not in sent}
-                sent.update(fresh)
-                answers.put((shared, fresh))
-    except Exception as exc:  # handed to the waiting thread, which raises it
-        answers.put(exc)
+    for start in range(0, len(key_lists), LOOK_AHEAD_CHUNK):
+        chunk = candidate_ids_many(key_lists[start : start + LOOK_AHEAD_CHUNK])
+        rows = active_rows(i for shared in chunk for i, _ in shared if i not in sent)
+        for shared in chunk:
+            fresh = {i: rows[i] for i, _ in shared if i not in sent}
+            sent.update(fresh)
+            yield shared, fresh
 
 
 def fact_keys_add(rows: Iterable[tuple[int, Signature]]) -> None:

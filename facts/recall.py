@@ -10,18 +10,17 @@
 
 import functools
 import logging
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import close_old_connections, connection, transaction
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from facts.models import Fact, MemoryConfig, recency_score, use_score
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services import current_embedder, fact_touch, memory_config_get
+from memoryhub.embeddings.pipeline import embed_soon
 from memoryhub.errors import InvalidInput
 from memoryhub.search import Within, compile_within, rrf
 from teams.services import Actor, audit_log
@@ -32,10 +31,6 @@ logger = logging.getLogger(__name__)
 # shorter because each vector candidate costs a Hamming-scan slot on large stores.
 FTS_CANDIDATES = 50
 VECTOR_CANDIDATES = 20
-# Two pools: a vector search waits for its query's embedding, which must never queue
-# behind it.
-_query_embedding_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-embed")
-_vector_search_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="recall-vectors")
 # Vector-only candidates less similar than this are noise, not memories.
 MIN_VECTOR_SIMILARITY = 0.2
 MAX_QUERY_LENGTH = 4000
@@ -122,29 +117,39 @@ def recall_scope(*, user: Any, project: str | None) -> QuerySet:
     return facts.filter(project="")
 
 
-def _embed_query(query: str, config: MemoryConfig, notes: list[str]):
-    if not config.embeddings_enabled:
-        return None
-    try:
-        return current_embedder(config).embed([query])[0]
-    except Exception as exc:  # the embedder is an edge we do not own: degrade, don't fail
+class QueryEmbedding:
+    """The query's vector, embedded beside the full-text search; None when embeddings
+    are off or the embedder fails (recall then goes on by keywords, and says so)."""
+
+    def __init__(self, query: str, config: MemoryConfig, notes: list[str]) -> None:
+        self.notes = notes
+        self.pending = None
+        if config.embeddings_enabled:
+            try:
+                self.pending = embed_soon(current_embedder(config), query)
+            except Exception as exc:  # a remote embedder misconfigured, a model file gone
+                self._failed(exc)
+
+    def _failed(self, exc: Exception) -> None:
         logger.warning("Query embedding failed, recalling by keywords only: %s", exc)
-        notes.append(f"embedder unavailable ({exc.__class__.__name__}); keyword recall only")
-        return None
+        self.notes.append(f"embedder unavailable ({exc.__class__.__name__}); keyword recall only")
+
+    def vector(self) -> Any:
+        if self.pending is None:
+            return None
+        try:
+            return self.pending.result()
+        except Exception as exc:  # the embedder is an edge we do not own: degrade, don't fail
+            self._failed(exc)
+            return None
+        finally:
+            self.pending = None
 
 
 def _knn(vector: Any, scope: QuerySet, compiled: Within) -> list:
     if vector is None:
         return []
     return FACT_VECTORS.knn(vector, k=VECTOR_CANDIDATES, within=scope, compiled=compiled)
-
-
-def _vector_search(embedding: Future, scope: QuerySet, compiled: Within) -> tuple[Any, list]:
-    """Search the vectors for the query's embedding once it is ready, on a pool thread's
-    own connection."""
-    close_old_connections()  # drop a connection that has gone stale or too old
-    vector = embedding.result()
-    return vector, _knn(vector, scope, compiled)
 
 
 def _boosts(row: tuple, *, config: MemoryConfig, now: Any) -> dict[str, float]:
@@ -195,23 +200,13 @@ def fact_recall(
         )
 
     notes: list[str] = []
-    # The query is embedded while the caller's scope is built and searched.
-    embedding = _query_embedding_pool.submit(_embed_query, query, config, notes)
+    # The query is embedded while the caller's scope is built and searched by words.
+    embedding = QueryEmbedding(query, config, notes)
     scope = recall_scope(user=actor.user, project=project)
     compiled = compile_within(scope)  # once, for both searches
-    if connection.in_atomic_block:
-        # Inside a transaction another connection would not see its writes: search in
-        # this thread, overlapping only the query embedding with the full-text search.
-        fts_hits = FACT_FTS.search_words(query, limit=FTS_CANDIDATES, within=compiled)
-        vector = embedding.result()
-        vec_hits = _knn(vector, scope, compiled)
-    else:
-        # The vector search on a pool thread (its own connection) once the embedding is
-        # ready, while this thread runs the full-text search: SQLite, numpy and
-        # onnxruntime release the GIL.
-        pending = _vector_search_pool.submit(_vector_search, embedding, scope, compiled)
-        fts_hits = FACT_FTS.search_words(query, limit=FTS_CANDIDATES, within=compiled)
-        vector, vec_hits = pending.result()
+    fts_hits = FACT_FTS.search_words(query, limit=FTS_CANDIDATES, within=compiled)
+    vector = embedding.vector()
+    vec_hits = _knn(vector, scope, compiled)
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]
     mode = "hybrid" if vector is not None else "keyword"
 
@@ -267,41 +262,17 @@ def fact_recall(
 
     block = "\n".join([BLOCK_HEADER, *(item.line() for item in chosen)]) if chosen else ""
     if touch and chosen:
-        used = [item.fact.pk for item in chosen]
-        others = [item.fact.pk for item in chosen if item.fact.owner_id != actor.user.pk]
-        if connection.in_atomic_block:
-            _record_use(actor, used, others, project)
-        else:
-            _record_use_later(actor, used, others, project)
+        _record_use(actor, [item.fact for item in chosen], project)
     return RecallResult(block=block, items=chosen, mode=mode, notes=notes)
 
 
-# Outside transactions the access counts and cross-scope audit events of recalls are
-# written after the answers, on one thread with its own connection, gathered for
-# USE_FLUSH_SECONDS into one write: a write transaction per recall (and now and then a
-# WAL checkpoint) would otherwise sit in the latency of the recalls around it. Counts
-# wait at most that long; a process that stops cleanly writes them before it exits.
-USE_FLUSH_SECONDS = 1.0
-_use_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-use")
-_uses: list[tuple[Actor, list[int], list[int], str | None]] = []
-_uses_lock = threading.Lock()
-_flush_now = threading.Event()
-
-
-def recall_uses_flush() -> None:
-    """Write the access counts and audit events of recent recalls now, and wait for
-    them (the test suite does between tests). A process that exits waits for them
-    anyway: the pool's thread finishes its work first."""
-    _flush_now.set()
-    _use_pool.submit(_flush_now.clear).result()
-
-
-def _record_use(actor: Actor, used: list[int], others: list[int], project: str | None) -> None:
-    fact_touch(fact_ids=used)
-    _audit_cross_scope(actor, others, project)
-
-
-def _audit_cross_scope(actor: Actor, others: list[int], project: str | None) -> None:
+@transaction.atomic
+def _record_use(actor: Actor, recalled: list[Fact], project: str | None) -> None:
+    """Count one more access of each recalled fact and audit the reading of other
+    people's facts, in the request: an audit event is written with the read it records,
+    or the read fails."""
+    fact_touch(fact_ids=[fact.pk for fact in recalled])
+    others = [fact.pk for fact in recalled if fact.owner_id != actor.user.pk]
     if others:
         audit_log(
             actor=actor,
@@ -310,31 +281,3 @@ def _audit_cross_scope(actor: Actor, others: list[int], project: str | None) -> 
             target_id=others[0],
             details={"ids": others, "project": project or ""},
         )
-
-
-def _record_use_later(
-    actor: Actor, used: list[int], others: list[int], project: str | None
-) -> None:
-    with _uses_lock:
-        _uses.append((actor, used, others, project))
-        first = len(_uses) == 1
-    if first:
-        _use_pool.submit(_uses_write, USE_FLUSH_SECONDS)
-
-
-def _uses_write(delay: float) -> None:
-    """Write the uses gathered so far, after ``delay`` seconds for more to join (or
-    at once when ``recall_uses_flush`` asks)."""
-    _flush_now.wait(delay)
-    _flush_now.clear()
-    with _uses_lock:
-        uses = list(_uses)
-        _uses.clear()
-    close_old_connections()  # drop a connection that has gone stale or too old
-    try:
-        with transaction.atomic():
-            fact_touch(fact_ids=[i for _, used, _, _ in uses for i in used])
-            for actor, _, others, project in uses:
-                _audit_cross_scope(actor, others, project)
-    except Exception:  # bookkeeping: never worth more than a log line
-        logger.exception("Recording the use of recalled facts failed")

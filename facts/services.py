@@ -9,7 +9,6 @@ import functools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -41,6 +40,7 @@ from facts.models import (
 from facts.search import FACT_FTS, FACT_VECTORS, fts_values
 from facts.selectors import memory_config_get
 from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
+from memoryhub.embeddings.pipeline import embed_chunks
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.locking import row_for_update
 from memoryhub.tasks import enqueue_on_commit
@@ -460,9 +460,6 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             raise InvalidInput(f"Item {index}: {exc.message}") from None
         if cleaned[-1].supersedes:
             raise InvalidInput(f"Item {index}: supersedes is only accepted one fact at a time.")
-    # Another connection can look candidates up ahead only when it sees what this one
-    # sees: not inside a caller's transaction, which may hold uncommitted rows.
-    look_ahead = not connection.in_atomic_block
     with transaction.atomic():
         scopes: dict[tuple, dict[str, Any]] = {}
         signatures: list[Signature] = []
@@ -479,9 +476,10 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
                 except InvalidInput as exc:
                     raise InvalidInput(f"Item {index}: {exc.message}") from None
             signatures.append(_signature_of(item, scopes[key]))
-        look_ahead = look_ahead and not _keys_ensure_current()
+        # Keys rebuilt just now are not committed: the look-ahead could not see them.
+        rebuilt = _keys_ensure_current()
         finder = DuplicateFinder(config.dedupe_similarity)
-        if look_ahead and len(cleaned) > 1:
+        if len(cleaned) > 1 and not rebuilt:
             finder.look_ahead(signatures)
         rows = _FactRows()
         facts: list[Fact] = []
@@ -749,28 +747,22 @@ def facts_embed(*, fact_ids: Sequence[int]) -> int:
         return 0
     embedder = current_embedder(config)
     ids = list(fact_ids)
-    # Each chunk is embedded on a pool thread while the one before it is stored here.
-    done = 0
-    waiting = None  # (rows, their embedding in progress) of the previous chunk
-    for start in range(0, len(ids), EMBED_BATCH):
-        rows = list(
-            Fact.objects.filter(pk__in=ids[start : start + EMBED_BATCH])
-            .exclude(embedding_model=embedder.model_id)
-            .values_list("pk", "content")
-        )
-        ahead = (rows, _embed_ahead.submit(embedder.embed, [c for _, c in rows])) if rows else None
-        if waiting is not None:
-            done += _vectors_store(waiting[0], waiting[1].result(), embedder)
-        waiting = ahead
-    if waiting is not None:
-        done += _vectors_store(waiting[0], waiting[1].result(), embedder)
-    return done
 
+    def chunks():
+        for start in range(0, len(ids), EMBED_BATCH):
+            rows = list(
+                Fact.objects.filter(pk__in=ids[start : start + EMBED_BATCH])
+                .exclude(embedding_model=embedder.model_id)
+                .values_list("pk", "content")
+            )
+            if rows:
+                yield rows
 
-# Embeds the next chunk of a ``facts_embed`` run while the current one is stored. One
-# thread: the model already uses every core, and two chunks embedded at once would
-# contend for them.
-_embed_ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-ahead")
+    # Each chunk is embedded while the one before it is stored.
+    return sum(
+        _vectors_store(rows, vectors, embedder)
+        for rows, vectors in embed_chunks(embedder, chunks(), lambda rows: [c for _, c in rows])
+    )
 
 
 def _vectors_store(rows: list[tuple[int, str]], vectors: Any, embedder: Any) -> int:

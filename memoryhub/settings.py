@@ -370,10 +370,13 @@ MEMORY_DEFAULTS = {
 CODEGRAPH_MAX_FILE_BYTES = env_int("CODEGRAPH_MAX_FILE_BYTES", 1_000_000)
 # A scan stops adding files beyond this many (and says so on the project).
 CODEGRAPH_MAX_FILES = env_int("CODEGRAPH_MAX_FILES", 20_000)
-# Folders a scan may read, comma-separated. The server reads whatever path a user
-# names, so by default only the home directory of the account the server runs as is
-# allowed (never "/", /etc or other users' homes); add source checkouts explicitly.
+# From this many files to parse on, a scan parses in worker processes (one per core):
+# below it, starting them costs more than it saves.
+CODEGRAPH_PARALLEL_MIN_FILES = env_int("CODEGRAPH_PARALLEL_MIN_FILES", 300)
 # A queued or running scan with no sign of life for this long is queued again by the
 # catch-up (its task was lost, or its worker died); a running scan shows one per batch.
 CODEGRAPH_SCAN_STALE_SECONDS = env_float("CODEGRAPH_SCAN_STALE_SECONDS", 120.0)
+# Folders a scan may read, comma-separated. The server reads whatever path a user
+# names, so by default only the home directory of the account the server runs as is
+# allowed (never "/", /etc or other users' homes); add source checkouts explicitly.
 CODEGRAPH_ALLOWED_ROOTS = env_list("CODEGRAPH_ALLOWED_ROOTS", [str(Path.home())])

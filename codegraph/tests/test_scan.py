@@ -267,29 +267,18 @@ def index_of(project: CodeProject) -> dict[str, list[tuple]]:
 
 
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
-def test_worker_processes_build_the_same_index_as_one_process(owner, tree, monkeypatch):
+def test_worker_processes_build_the_same_index_as_one_process(owner, tree, monkeypatch, settings):
     write_tree(tree, {"shop/broken.py": "def broken(:\n    pass\n", "web/app.js": "go();\n"})
     (tree / "shop/blob.py").write_bytes(b"\0binary")
     alone = services.code_project_register(actor=Actor(user=owner), name="one", path=str(tree))
     scan(alone)
-    pools = []
-
-    class RecordingPool(services.ProcessPoolExecutor):
-        def __init__(self, *args, **kwargs) -> None:
-            super().__init__(*args, **kwargs)
-            pools.append(self)
-
-    monkeypatch.setattr(services, "ProcessPoolExecutor", RecordingPool)
-    monkeypatch.setattr(services, "PARALLEL_MIN_FILES", 1)
+    settings.CODEGRAPH_PARALLEL_MIN_FILES = 1
     monkeypatch.setattr(services, "WORKER_CHUNK", 2)
     monkeypatch.setattr(services, "BATCH_SIZE", 3)
     monkeypatch.setattr(services.os, "cpu_count", lambda: 2)
-    # Idle thread pools left by earlier tests of this process would keep the scan in
-    # one process; none of them is touched by the forked workers.
-    monkeypatch.setattr(services.threading, "active_count", lambda: 1)
     shared = services.code_project_register(actor=Actor(user=owner), name="two", path=str(tree))
     result = scan(shared)
-    assert pools, "the scan ran in one process"
+    assert result.workers == 2, "the scan ran in one process"
     assert (result.parsed, result.skipped) == (7, 1)
     assert index_of(shared) == index_of(alone)
     assert shared.symbol_count == alone.symbol_count > 0

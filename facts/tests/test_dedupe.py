@@ -193,12 +193,14 @@ def test_outside_a_transaction_candidates_are_looked_up_ahead(owner, monkeypatch
     from facts import dedupe
 
     looked_ahead = []
-    original = dedupe.DuplicateFinder.look_ahead
-    monkeypatch.setattr(
-        dedupe.DuplicateFinder,
-        "look_ahead",
-        lambda self, sigs: looked_ahead.append(len(sigs)) or original(self, sigs),
-    )
+    original = dedupe.read_ahead
+
+    def read_ahead(produce, **kwargs):
+        answers = original(produce, **kwargs)
+        looked_ahead.append(answers is not None)
+        return answers
+
+    monkeypatch.setattr(dedupe, "read_ahead", read_ahead)
     actor = Actor(user=owner)
     stored = fact_bulk_create(
         actor=actor,
@@ -219,7 +221,7 @@ def test_outside_a_transaction_candidates_are_looked_up_ahead(owner, monkeypatch
             {"content": "The office plants are watered on Mondays!"},
         ],
     )
-    assert looked_ahead == [3, 3]
+    assert looked_ahead == [True, True]
     assert [r.created for r in again] == [False, True, False]
     assert again[0].fact.pk == stored[1].fact.pk
     assert again[2].fact.pk == again[1].fact.pk
@@ -271,3 +273,25 @@ def test_rebuild_fact_keys_command_rebuilds_only_when_stale(owner, capsys):
     assert "Keyed 1 active facts" in capsys.readouterr().out
     assert _keys_of(fact.fact.pk) == _expected_keys(fact.fact.pk)
     assert MemoryConfig.objects.get(pk=1).fact_keys_version == KEYS_VERSION
+
+
+@pytest.mark.django_db
+def test_inside_a_callers_transaction_candidates_are_looked_up_in_turn(owner):
+    """A second connection would miss the caller's uncommitted facts: in turn, they are
+    found."""
+    from django.db import transaction
+
+    actor = Actor(user=owner)
+    with transaction.atomic():
+        stored = fact_bulk_create(
+            actor=actor, items=[{"content": "Service billing is owned by the payments team"}]
+        )
+        again = fact_bulk_create(
+            actor=actor,
+            items=[
+                {"content": "service BILLING is owned by the payments team."},
+                {"content": "The office plants are watered on Mondays"},
+            ],
+        )
+    assert [r.created for r in again] == [False, True]
+    assert again[0].fact.pk == stored[0].fact.pk

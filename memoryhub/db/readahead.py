@@ -1,0 +1,54 @@
+"""Reading committed rows ahead of the caller, on a second connection.
+
+A batch write checks each new row against stored ones in turn; the lookups for the
+next rows can run while the current one is checked, on a thread of this module with a
+database connection of its own. That connection sees committed rows only, so a read
+ahead is offered only where that is all the caller needs: outside transactions, or in
+the caller's own outermost transaction when it keeps track of what it wrote there
+itself (``own_transaction=True``). Inside anyone else's transaction it would miss their
+uncommitted writes, and ``read_ahead`` answers None: read in turn then.
+"""
+
+import queue
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+from django.db import close_old_connections, connection
+
+# One thread: a read-ahead runs one batch's lookups at a time, in order.
+_reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead")
+_DONE = object()
+
+
+def read_ahead[T](
+    produce: Callable[[], Iterable[T]], *, own_transaction: bool = False
+) -> Iterator[T] | None:
+    """The items ``produce()`` yields, produced on the read-ahead thread while the
+    caller consumes them in order; None where committed rows are not enough (see the
+    module). An exception in ``produce`` is raised where the next item would come."""
+    if len(connection.atomic_blocks) > (1 if own_transaction else 0):
+        return None
+    answers: queue.SimpleQueue = queue.SimpleQueue()
+
+    def run() -> None:
+        close_old_connections()  # drop this thread's connection if stale or too old
+        try:
+            for item in produce():
+                answers.put(item)
+        except BaseException as exc:  # handed to the consuming thread, which raises it
+            answers.put(exc)
+        else:
+            answers.put(_DONE)
+
+    _reader.submit(run)
+    return _consume(answers)
+
+
+def _consume(answers: queue.SimpleQueue) -> Iterator:
+    while True:
+        item = answers.get()
+        if item is _DONE:
+            return
+        if isinstance(item, BaseException):
+            raise item
+        yield item
