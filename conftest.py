@@ -253,7 +253,7 @@ def worker_env(
 ) -> dict[str, str]:
     env = dict(os.environ)
     env["MEMORYHUB_DATA_DIR"] = str(data_dir)
-    env["SECRET_KEY"] = settings.SECRET_KEY
+    env["SECRET_KEY"] = str(settings.SECRET_KEY)
     db = settings.DATABASES["default"]
     if db["ENGINE"] == settings.SQLITE_ENGINE:
         env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"

@@ -1,6 +1,18 @@
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class MemoryHubConfig(AppConfig):
     name = "memoryhub"
     verbose_name = "MemoryHub"
+
+    def ready(self) -> None:
+        """Make the data directory's folders: the web server, the worker and every
+        command start here, while reading the settings alone writes nothing."""
+        from memoryhub.queue import queue_folders
+
+        folders = [settings.DATA_DIR, settings.STATIC_ROOT]
+        if not settings.REDIS_URL:
+            folders += queue_folders(settings.DATA_DIR)
+        for folder in folders:
+            folder.mkdir(parents=True, exist_ok=True)

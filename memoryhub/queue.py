@@ -16,6 +16,11 @@ PUBLISH_RETRY_POLICY = {
 }
 
 
+def queue_folders(data_dir: Path) -> list[Path]:
+    """The folders of the filesystem queue under ``data_dir`` (made at start-up)."""
+    return [data_dir / "queue" / sub for sub in ("messages", "processed", "control", "results")]
+
+
 def celery_queue_settings(
     *, redis_url: str, data_dir: Path, visibility_timeout: int = 3600
 ) -> dict[str, Any]:
@@ -39,8 +44,6 @@ def celery_queue_settings(
             "redis_socket_timeout": SOCKET_TIMEOUT_SECONDS,
         }
     queue_dir = data_dir / "queue"
-    for sub in ("messages", "processed", "control", "results"):
-        (queue_dir / sub).mkdir(parents=True, exist_ok=True)
     return {
         # The folders say where the queue is; the host only keeps kombu from warning
         # that none was given.

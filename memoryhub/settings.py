@@ -3,38 +3,80 @@
 Every variable read here is listed in README.md.
 """
 
+import functools
 import os
 import secrets
+import time
+import zoneinfo
 from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
+from django.utils.functional import lazy
 
 from memoryhub.queue import CONNECT_TIMEOUT_SECONDS, PUBLISH_RETRY_POLICY, celery_queue_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
+# A value that cannot be read stops start-up with the variable's name: read quietly as
+# the default, "treu" would switch something off that its author meant to switch on.
+
+
 def env_str(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
+def _unreadable(name: str, what: str) -> ImproperlyConfigured:
+    return ImproperlyConfigured(f"Unexpected value {name}={os.environ[name]!r}: {what}.")
+
+
 def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None or value.strip() == "":
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    if value in {"1", "true", "yes", "on"}:
+        return True
+    if value in {"0", "false", "no", "off"}:
+        return False
+    raise _unreadable(name, "use true or false")
 
 
-def env_int(name: str, default: int) -> int:
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     value = os.environ.get(name, "").strip()
-    return int(value) if value else default
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise _unreadable(name, "use a whole number") from None
+    if minimum is not None and number < minimum:
+        raise _unreadable(name, f"use a whole number of at least {minimum}")
+    return number
 
 
-def env_float(name: str, default: float) -> float:
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
     value = os.environ.get(name, "").strip()
-    return float(value) if value else default
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise _unreadable(name, "use a number") from None
+    if number != number or (minimum is not None and number < minimum):  # NaN, or too low
+        raise _unreadable(name, f"use a number of at least {minimum}")
+    return number
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    if value.lower() not in choices:
+        raise _unreadable(name, f"use one of {', '.join(choices)}")
+    return value.lower()
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -45,21 +87,34 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 # The data directory holds the SQLite database, the file queue, task results and the
-# generated secret key, so one folder is the whole state of a default install.
+# generated secret key, so one folder is the whole state of a default install. Its
+# folders are made at start-up (``memoryhub.apps``), not when settings are read.
 DATA_DIR = Path(env_str("MEMORYHUB_DATA_DIR", str(BASE_DIR / "var"))).resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 
+@functools.cache
 def _persistent_secret_key() -> str:
-    """Generate the key on first run and keep it, so sessions survive restarts."""
+    """Generate the key on first use and keep it, so sessions survive restarts. The
+    first process to create the file wins; every other one reads what it wrote."""
     path = DATA_DIR / "secret_key"
-    if not path.exists():
-        path.touch(mode=0o600)
-        path.write_text(secrets.token_urlsafe(50))
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        for _ in range(50):  # written by a process starting beside this one
+            key = path.read_text().strip()
+            if key:
+                return key
+            time.sleep(0.02)
+        raise ImproperlyConfigured(f"{path} is empty: remove it to have a new key made.") from None
+    with os.fdopen(handle, "w") as out:
+        out.write(secrets.token_urlsafe(50))
     return path.read_text().strip()
 
 
-SECRET_KEY = env_str("SECRET_KEY") or _persistent_secret_key()
+# Read when first needed (signing a cookie, a reset link), so that reading the settings
+# alone writes nothing.
+SECRET_KEY = env_str("SECRET_KEY") or lazy(_persistent_secret_key, str)()
 DEBUG = env_bool("DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -77,7 +132,7 @@ SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) if _proxy_ssl_header else Non
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", _tls)
 # A health probe may come straight to the server, without the proxy's header.
 SECURE_REDIRECT_EXEMPT = [r"^api/health$"]
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if _tls else 0)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31_536_000 if _tls else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _tls)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", _tls)
@@ -159,17 +214,27 @@ TEMPLATES = [
 SQLITE_ENGINE = "memoryhub.db.sqlite3"
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
-    _db = dj_database_url.parse(DATABASE_URL)
+    try:
+        _db = dj_database_url.parse(DATABASE_URL)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL cannot be read: {exc}") from None
     if _db["ENGINE"] == "django.db.backends.sqlite3":
         _db["ENGINE"] = SQLITE_ENGINE
+    else:
+        # The search core (full-text, vectors, near-duplicate keys) runs on SQLite only
+        # for now: stop here rather than at the first write.
+        raise ImproperlyConfigured(
+            f"DATABASE_URL names a {_db['ENGINE'].rsplit('.', 1)[-1]} database, but "
+            "MemoryHub runs on SQLite only for now (PostgreSQL with pgvector is not built "
+            "yet). Unset DATABASE_URL, or point it at a file: sqlite:////path/db.sqlite3."
+        )
 else:
     _db = {"ENGINE": SQLITE_ENGINE, "NAME": DATA_DIR / "memoryhub.sqlite3"}
 # How long a thread keeps its database connection. A SQLite connection is a file handle
 # with its own page cache: reopening it per request starts every request cold, so it is
 # kept (None); a server connection is kept a minute.
-_conn_max_age = env_str("DB_CONN_MAX_AGE")
-if _conn_max_age:
-    _db["CONN_MAX_AGE"] = int(_conn_max_age)
+if env_str("DB_CONN_MAX_AGE").strip():
+    _db["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
 else:
     _db["CONN_MAX_AGE"] = None if _db["ENGINE"] == SQLITE_ENGINE else 60
 _db["CONN_HEALTH_CHECKS"] = True
@@ -200,6 +265,8 @@ LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
+if TIME_ZONE not in zoneinfo.available_timezones() | {"UTC"}:
+    raise ImproperlyConfigured(f"Unexpected value TIME_ZONE={TIME_ZONE!r}: use a zone such as UTC.")
 USE_I18N = False
 USE_TZ = True
 
@@ -208,7 +275,6 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)
 WHITENOISE_USE_FINDERS = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -222,7 +288,7 @@ REDIS_URL = env_str("REDIS_URL")
 # directory, so a real worker runs with nothing else installed.
 # On Redis, a task taken by a worker that died without finishing it is handed out again
 # after this long (a worker that stays up hands its unfinished tasks back at once).
-MEMORYHUB_QUEUE_VISIBILITY_TIMEOUT = env_int("MEMORYHUB_QUEUE_VISIBILITY_TIMEOUT", 3600)
+MEMORYHUB_QUEUE_VISIBILITY_TIMEOUT = env_int("MEMORYHUB_QUEUE_VISIBILITY_TIMEOUT", 3600, minimum=0)
 _queue = celery_queue_settings(
     redis_url=REDIS_URL, data_dir=DATA_DIR, visibility_timeout=MEMORYHUB_QUEUE_VISIBILITY_TIMEOUT
 )
@@ -235,7 +301,7 @@ CELERY_BROKER_CONNECTION_TIMEOUT = CONNECT_TIMEOUT_SECONDS
 CELERY_TASK_PUBLISH_RETRY_POLICY = PUBLISH_RETRY_POLICY
 # After the broker failed to take a task, queueing is skipped for this long (the work
 # is left to the periodic catch-up), so writes never wait on a broker that is down.
-MEMORYHUB_QUEUE_RETRY_SECONDS = env_float("MEMORYHUB_QUEUE_RETRY_SECONDS", 30.0)
+MEMORYHUB_QUEUE_RETRY_SECONDS = env_float("MEMORYHUB_QUEUE_RETRY_SECONDS", 30.0, minimum=1.0)
 # JSON only: a message can carry data, never code to run.
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
@@ -250,12 +316,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # Catch up on anything the embedder missed (it was down, the model changed...).
     "facts-backfill-embeddings": {
         "task": "facts.backfill_embeddings",
-        "schedule": env_float("MEMORYHUB_BACKFILL_EVERY_SECONDS", 600.0),
+        "schedule": env_float("MEMORYHUB_BACKFILL_EVERY_SECONDS", 600.0, minimum=1.0),
     },
     # Pages scanned by an older scanner get the current one's verdict.
     "wiki-rescan": {
         "task": "wiki.rescan",
-        "schedule": env_float("MEMORYHUB_WIKI_RESCAN_EVERY_SECONDS", 600.0),
+        "schedule": env_float("MEMORYHUB_WIKI_RESCAN_EVERY_SECONDS", 600.0, minimum=1.0),
     },
 }
 CELERY_BEAT_SCHEDULE["codegraph-scans-catch-up"] = {
@@ -298,8 +364,8 @@ AXES_HANDLER = (
     if REDIS_URL
     else "axes.handlers.database.AxesDatabaseHandler"
 )
-AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURE_LIMIT", 10)
-AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORYHUB_LOGIN_COOLOFF_MINUTES", 15))
+AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURE_LIMIT", 10, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORYHUB_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
 # Attempts while locked out are refused without being recorded, so a flood of them
 # writes nothing and cannot stretch the lock-out.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
@@ -311,7 +377,9 @@ AXES_VERBOSE = False
 
 # --- Logging: everything to stdout ------------------------------------------------------
 
-LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
+LOG_LEVEL = env_choice(
+    "LOG_LEVEL", "info", ("debug", "info", "warning", "error", "critical")
+).upper()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -342,23 +410,25 @@ LOGGING = {
 MEMORYHUB_ADMIN_USERNAME = env_str("MEMORYHUB_ADMIN_USERNAME", "admin")
 MEMORYHUB_ADMIN_PASSWORD = env_str("MEMORYHUB_ADMIN_PASSWORD")
 MEMORYHUB_HOST = env_str("MEMORYHUB_HOST", "127.0.0.1")
-MEMORYHUB_PORT = env_int("MEMORYHUB_PORT", 8000)
-MEMORYHUB_WEB_WORKERS = env_int("MEMORYHUB_WEB_WORKERS", 2)
-MEMORYHUB_WORKER_CONCURRENCY = env_int("MEMORYHUB_WORKER_CONCURRENCY", 2)
+MEMORYHUB_PORT = env_int("MEMORYHUB_PORT", 8000, minimum=1)
+MEMORYHUB_WEB_WORKERS = env_int("MEMORYHUB_WEB_WORKERS", 2, minimum=1)
+MEMORYHUB_WORKER_CONCURRENCY = env_int("MEMORYHUB_WORKER_CONCURRENCY", 2, minimum=1)
 AUDIT_PAGE_SIZE = 50
 
 # Defaults of the instance's memory settings (editable later under Settings -> Memory).
 MEMORY_DEFAULTS = {
     "memory_enabled": env_bool("MEMORYHUB_MEMORY_ENABLED", True),
     "embeddings_enabled": env_bool("MEMORYHUB_EMBEDDINGS_ENABLED", True),
-    "embeddings_provider": env_str("MEMORYHUB_EMBEDDINGS_PROVIDER", "local"),
+    "embeddings_provider": env_choice(
+        "MEMORYHUB_EMBEDDINGS_PROVIDER", "local", ("local", "openai", "legacy")
+    ),
     "embeddings_url": env_str("MEMORYHUB_EMBEDDINGS_URL"),
     "embeddings_model": env_str("MEMORYHUB_EMBEDDINGS_MODEL"),
     "embeddings_api_key": env_str("MEMORYHUB_EMBEDDINGS_API_KEY"),
-    "recall_max_items": env_int("MEMORYHUB_RECALL_MAX_ITEMS", 8),
-    "recall_char_budget": env_int("MEMORYHUB_RECALL_CHAR_BUDGET", 2000),
-    "max_content_length": env_int("MEMORYHUB_MAX_CONTENT_LENGTH", 2000),
-    "max_active_facts": env_int("MEMORYHUB_MAX_ACTIVE_FACTS", 1000),
+    "recall_max_items": env_int("MEMORYHUB_RECALL_MAX_ITEMS", 8, minimum=1),
+    "recall_char_budget": env_int("MEMORYHUB_RECALL_CHAR_BUDGET", 2000, minimum=1),
+    "max_content_length": env_int("MEMORYHUB_MAX_CONTENT_LENGTH", 2000, minimum=1),
+    "max_active_facts": env_int("MEMORYHUB_MAX_ACTIVE_FACTS", 1000, minimum=0),
     "llm_url": env_str("MEMORYHUB_LLM_URL"),
     "llm_model": env_str("MEMORYHUB_LLM_MODEL"),
     "llm_api_key": env_str("MEMORYHUB_LLM_API_KEY"),
@@ -367,15 +437,15 @@ MEMORY_DEFAULTS = {
 # --- CodeGraph --------------------------------------------------------------------------
 
 # Files larger than this are recorded as skipped, not parsed.
-CODEGRAPH_MAX_FILE_BYTES = env_int("CODEGRAPH_MAX_FILE_BYTES", 1_000_000)
+CODEGRAPH_MAX_FILE_BYTES = env_int("CODEGRAPH_MAX_FILE_BYTES", 1_000_000, minimum=0)
 # A scan stops adding files beyond this many (and says so on the project).
-CODEGRAPH_MAX_FILES = env_int("CODEGRAPH_MAX_FILES", 20_000)
+CODEGRAPH_MAX_FILES = env_int("CODEGRAPH_MAX_FILES", 20_000, minimum=1)
 # From this many files to parse on, a scan parses in worker processes (one per core):
 # below it, starting them costs more than it saves.
-CODEGRAPH_PARALLEL_MIN_FILES = env_int("CODEGRAPH_PARALLEL_MIN_FILES", 300)
+CODEGRAPH_PARALLEL_MIN_FILES = env_int("CODEGRAPH_PARALLEL_MIN_FILES", 300, minimum=1)
 # A queued or running scan with no sign of life for this long is queued again by the
 # catch-up (its task was lost, or its worker died); a running scan shows one per batch.
-CODEGRAPH_SCAN_STALE_SECONDS = env_float("CODEGRAPH_SCAN_STALE_SECONDS", 120.0)
+CODEGRAPH_SCAN_STALE_SECONDS = env_float("CODEGRAPH_SCAN_STALE_SECONDS", 120.0, minimum=1.0)
 # Folders a scan may read, comma-separated. The server reads whatever path a user
 # names, so by default only the home directory of the account the server runs as is
 # allowed (never "/", /etc or other users' homes); add source checkouts explicitly.

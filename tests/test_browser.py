@@ -11,11 +11,11 @@ def test_login_shows_the_dashboard_with_navigation(page, live_server, login, own
     login(owner)
     assert page.locator("h1").inner_text() == "Welcome, alice"
     nav = page.locator("nav.nav").inner_text()
+    assert "Knowledge graph" not in nav  # not built yet: not offered
     for item in (
         "Memory",
         "CodeGraph",
         "Wiki",
-        "Knowledge graph",
         "Teams",
         "Agents",
         "Audit",
@@ -95,7 +95,7 @@ def dashboard_world(staff, team, owner, settings, tmp_path) -> dict:
             "/", "/memory/", "/memory/?q=release", f"/memory/{fact.pk}/", "/memory/settings/",
             "/wiki/", "/wiki/new/", "/wiki/review/", f"/wiki/{page_id}/",
             f"/wiki/{page_id}/edit/", f"/wiki/{page_id}/history/", f"/wiki/{page_id}/diff/",
-            "/codegraph/", "/codegraph/search/?q=checkout", "/graph/", "/teams/",
+            "/codegraph/", "/codegraph/search/?q=checkout", "/teams/",
             f"/teams/{team.pk}/", "/agents/", "/audit/", "/settings/", "/no-such-page/",
             "/api/docs", "/admin/", "/admin/auth/user/", f"/admin/auth/group/{team.pk}/change/",
             "/admin/teams/auditevent/",

@@ -42,7 +42,7 @@ def pages(staff, settings, tmp_path) -> dict[str, list[str]]:
             "/wiki/review/", f"/wiki/{page.pk}/", f"/wiki/{page.pk}/history/",
             f"/wiki/{page.pk}/diff/", "/codegraph/", "/codegraph/search/",
             "/codegraph/callers/", "/codegraph/imports/", "/teams/", "/agents/", "/audit/",
-            "/settings/", "/graph/",
+            "/settings/",
         ],
         "post": [
             "/memory/recall/", "/memory/settings/", f"/memory/{fact.pk}/edit/", "/wiki/new/",

@@ -101,7 +101,7 @@ def runall(tmp_path):
         MEMORYHUB_PORT=str(port),
         MEMORYHUB_WEB_WORKERS="1",
         MEMORYHUB_WORKER_CONCURRENCY="1",
-        SECRET_KEY=settings.SECRET_KEY,
+        SECRET_KEY=str(settings.SECRET_KEY),
     )
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "-v", "0"], cwd=REPO_ROOT, env=env, check=True)
