@@ -1,47 +1,52 @@
-"""The ``codegraph_query`` agent tool: plain text lines an agent can read directly."""
+"""What agents may call of CodeGraph: ``codegraph_query``."""
+
+import dataclasses
+
+from pydantic import BaseModel, Field
 
 from codegraph import selectors
-from memoryhub.errors import ApplicationError
+from memoryhub.toolkit import ToolAnswer, tool
 from teams.services import Actor
 
 
-def codegraph_query(
-    *,
-    actor: Actor,
-    query: str,
-    project: str | int | None = None,
-    callers: bool = False,
-    limit: int = 20,
-) -> str:
-    """Find symbols named like ``query`` (``kind name — file:line`` per line), or with
-    ``callers`` the call sites of ``query`` (a dotted name such as
-    ``django.contrib.auth.login`` or a bare name), resolved through imports. Errors
-    come back as one line of text, as an agent would want them."""
-    try:
-        if callers:
-            result = selectors.symbol_callers(
-                user=actor.user, symbol=query, project=project, limit=limit
-            )
-            target = ", ".join(result.targets) or query
-            if not result.calls:
-                return f"No calls of {target} found."
-            header = f"{len(result.calls)} call(s) of {target}:"
-            return "\n".join([header, *(call.as_line() for call in result.calls)])
-        # Exact names first, then the ranked fuzzy rest.
-        ordered = selectors.symbol_find(
-            user=actor.user, query=query, project=project, mode="exact", limit=limit
+class CodegraphQueryArguments(BaseModel):
+    query: str = Field(description="A symbol name (login, Client.get) or, with callers, a "
+                       "dotted name (django.contrib.auth.login) or a bare one")  # fmt: skip
+    project: str | int | None = Field(None, description="A code project's name or id")
+    callers: bool = Field(False, description="List the call sites of the symbol instead")
+    limit: int = Field(20, ge=1, le=200)
+
+
+@tool(arguments=CodegraphQueryArguments)
+def codegraph_query(actor: Actor, args: CodegraphQueryArguments) -> ToolAnswer:
+    """Find where a symbol is defined in the indexed source trees (``kind name - file:line``
+    per line, exact names first), or with ``callers`` where it is called, resolved through
+    imports."""
+    if args.callers:
+        result = selectors.symbol_callers(
+            user=actor.user, symbol=args.query, project=args.project, limit=args.limit
         )
-        if len(ordered) < limit:
-            seen = {hit.id for hit in ordered}
-            ordered += [
-                hit
-                for hit in selectors.symbol_find(
-                    user=actor.user, query=query, project=project, mode="fuzzy", limit=limit
-                )
-                if hit.id not in seen
-            ][: limit - len(ordered)]
-        if not ordered:
-            return f"No symbols match '{query}'."
-        return "\n".join(hit.as_line() for hit in ordered)
-    except ApplicationError as exc:
-        return f"Error: {exc.message}"
+        target = ", ".join(result.targets) or args.query
+        calls = [dataclasses.asdict(call) for call in result.calls]
+        data = {"symbol": args.query, "targets": result.targets, "calls": calls}
+        if not result.calls:
+            return ToolAnswer(data=data, text=f"No calls of {target} found.")
+        header = f"{len(result.calls)} call(s) of {target}:"
+        return ToolAnswer(data=data, text="\n".join([header, *(c.as_line() for c in result.calls)]))
+    # Exact names first, then the ranked fuzzy rest.
+    found = selectors.symbol_find(
+        user=actor.user, query=args.query, project=args.project, mode="exact", limit=args.limit
+    )
+    if len(found) < args.limit:
+        seen = {hit.id for hit in found}
+        fuzzy = selectors.symbol_find(
+            user=actor.user, query=args.query, project=args.project, mode="fuzzy", limit=args.limit
+        )
+        found += [hit for hit in fuzzy if hit.id not in seen][: args.limit - len(found)]
+    data = {"query": args.query, "symbols": [dataclasses.asdict(hit) for hit in found]}
+    if not found:
+        return ToolAnswer(data=data, text=f"No symbols match '{args.query}'.")
+    return ToolAnswer(data=data, text="\n".join(hit.as_line() for hit in found))
+
+
+TOOLS = [codegraph_query]

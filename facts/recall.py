@@ -72,6 +72,10 @@ class RecallItem:
     def category(self) -> str:
         return self.row[CATEGORY]
 
+    @property
+    def content(self) -> str:
+        return self.row[CONTENT]
+
     @functools.cached_property
     def fact(self) -> Fact:
         """The fact, with LOADED_FIELDS only: built for the items recalled, not for

@@ -74,6 +74,17 @@ def fact_get_visible(*, user: Any, fact_id: int) -> Fact:
     return fact
 
 
+def fact_get_many_visible(*, user: Any, fact_ids: list[int]) -> list[Fact]:
+    """The facts of these ids the user may read, in the order asked."""
+    found = (
+        Fact.objects.visible_to(user)
+        .select_related("owner", "team", "created_by", "created_by_token")
+        .prefetch_related("derived_from")
+        .in_bulk(fact_ids)
+    )
+    return [found[i] for i in dict.fromkeys(fact_ids) if i in found]
+
+
 def fact_search(
     *, user: Any, query: str, limit: int = 50, filters: dict[str, Any] | None = None
 ) -> list[Fact]:

@@ -54,6 +54,13 @@ class Actor:
             return f"{self.user.get_username()} via agent {self.token.name}"
         return self.user.get_username()
 
+    def require_scope(self, scope: str) -> None:
+        """An agent's token must carry ``scope`` (read, write); a person acts in full."""
+        if self.token is not None and not self.token.has_scope(scope):
+            raise Forbidden(
+                f"This token lacks the '{scope}' scope; create one with it under Agents."
+            )
+
 
 # --- Audit -------------------------------------------------------------------------------
 

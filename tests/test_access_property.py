@@ -419,6 +419,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     """(label, text) of every read path as ``user``: the API with the agent's token, the
     dashboard with the user's session, and the agent tools."""
     from codegraph.tools import codegraph_query
+    from facts.tools import memory_get, recall
     from wiki.tools import wiki_read, wiki_search
 
     def get(client, url, **params) -> str:
@@ -447,6 +448,11 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     )
     assert recalled.status_code == 200, recalled.content
     yield "POST /api/recall", recalled.content.decode()
+    answer = recall(actor=actor, query=" ".join([FILLER, *markers])[:1000], max_items=50)
+    yield "recall tool", f"{answer.text}\n{answer.data}"
+    if fact_ids:
+        answer = memory_get(actor=actor, ids=fact_ids[:50])
+        yield "memory_get tool", f"{answer.text}\n{answer.data}"
     for fact_id in fact_ids:
         yield f"GET /api/memories/{fact_id}", get(api, f"/api/memories/{fact_id}")
         yield f"GET /memory/{fact_id}/", get(session, f"/memory/{fact_id}/")
@@ -456,7 +462,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     for slug in slugs:
         yield f"GET /api/wiki/{slug}", get(api, f"/api/wiki/{slug}")
         with contextlib.suppress(ApplicationError):
-            yield f"wiki_read {slug}", str(wiki_read(actor=actor, title_or_slug=slug))
+            yield f"wiki_read {slug}", str(wiki_read(actor=actor, title_or_slug=slug).data)
     for marker in searched:
         yield f"GET /api/memories/search?q={marker}", get(api, "/api/memories/search", q=marker)
         yield f"GET /api/wiki/search?q={marker}", get(api, "/api/wiki/search", q=marker)
@@ -464,10 +470,9 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         yield f"GET /memory/?q={marker}", get(session, "/memory/", q=marker)
         yield f"GET /wiki/?q={marker}", get(session, "/wiki/", q=marker)
         yield f"GET /codegraph/search/?q={marker}", get(session, "/codegraph/search/", q=marker)
-        found = codegraph_query(actor=actor, query=marker)
-        yield f"codegraph_query {marker}", without_echo(found, marker)
-        found = str(wiki_search(actor=actor, query=marker))
-        yield f"wiki_search {marker}", without_echo(found, marker)
+        for name, run in (("codegraph_query", codegraph_query), ("wiki_search", wiki_search)):
+            answer = run(actor=actor, query=marker)
+            yield f"{name} {marker}", without_echo(f"{answer.text}\n{answer.data}", marker)
 
 
 def without_echo(text: str, query: str | None) -> str:

@@ -1,32 +1,30 @@
-"""The wiki's agent tools: plain-dict front doors over the selectors and services.
+"""What agents may call of the wiki: ``wiki_search``, ``wiki_read``, ``wiki_write``.
 
 They apply the scanner's verdict: called with an agent token, a flagged page that no
 person has approved comes back with ``"flagged": true``, its findings (without the
 matched excerpts) and ``"content": None``; search gives it no snippet.
 """
 
-from typing import Any
+from pydantic import BaseModel, Field
 
-from memoryhub.errors import Forbidden, InvalidInput
+from memoryhub.toolkit import ToolAnswer, tool
 from teams.services import Actor
 from wiki import selectors, services
 from wiki.models import Kind
 
 
-def _require_scope(actor: Actor, scope: str) -> None:
-    if actor.token is not None and not actor.token.has_scope(scope):
-        raise Forbidden(f"This token lacks the '{scope}' scope.")
+class WikiSearchArguments(BaseModel):
+    query: str = Field(description="Words to find in titles, content and tags")
+    project: str | None = Field(None, description="Only pages of this project")
+    limit: int = Field(10, ge=1, le=50)
 
 
-def wiki_search(
-    *, actor: Actor, query: str, project: str | None = None, limit: int = 10
-) -> dict[str, Any]:
-    """Pages matching ``query`` (title, content, tags), best first, with snippets."""
-    _require_scope(actor, "read")
-    if not isinstance(limit, int) or not 1 <= limit <= 50:
-        raise InvalidInput("limit must be between 1 and 50.")
+@tool(arguments=WikiSearchArguments)
+def wiki_search(actor: Actor, args: WikiSearchArguments) -> ToolAnswer:
+    """Wiki pages matching the query (title, content, tags), best first, with snippets;
+    read one whole with wiki_read."""
     hits = selectors.wiki_page_search(
-        user=actor.user, query=query, limit=limit, filters={"project": project}
+        user=actor.user, query=args.query, limit=args.limit, filters={"project": args.project}
     )
     items = []
     for hit in hits:
@@ -34,40 +32,66 @@ def wiki_search(
         item["snippet"] = None if item["withheld"] else hit.snippet
         item["score"] = hit.score
         items.append(item)
-    return {"query": query, "items": items, "count": len(items)}
+    lines = [
+        f"{item['slug']}: {item['title']}"
+        + (" (flagged, withheld)" if item["withheld"] else f" — {item['snippet']}")
+        for item in items
+    ]
+    data = {"query": args.query, "items": items, "count": len(items)}
+    return ToolAnswer(data=data, text="\n".join(lines) or f"No pages match '{args.query}'.")
 
 
-def wiki_read(*, actor: Actor, title_or_slug: str, project: str | None = None) -> dict[str, Any]:
-    """One page by title or slug, with content unless the verdict withholds it."""
-    _require_scope(actor, "read")
-    page = selectors.wiki_page_find(user=actor.user, title_or_slug=title_or_slug, project=project)
-    return selectors.page_as_dict(page, actor=actor)
+class WikiReadArguments(BaseModel):
+    title_or_slug: str = Field(description="The page's title or slug")
+    project: str | None = Field(None, description="The page's project (any when left out)")
 
 
-def wiki_write(
-    *,
-    actor: Actor,
-    title: str,
-    content: str,
-    tags: list[str] | None = None,
-    kind: str = Kind.NOTE,
-    project: str = "",
-    visibility: str | None = None,
-) -> dict[str, Any]:
-    """Create or update (by title) a page; says whether it was created or changed."""
-    _require_scope(actor, "write")
+@tool(arguments=WikiReadArguments)
+def wiki_read(actor: Actor, args: WikiReadArguments) -> ToolAnswer:
+    """One wiki page by title or slug, with its content unless the injection scanner's
+    verdict withholds it."""
+    page = selectors.wiki_page_find(
+        user=actor.user, title_or_slug=args.title_or_slug, project=args.project
+    )
+    data = selectors.page_as_dict(page, actor=actor)
+    if data["withheld"]:
+        text = f"# {page.title}\n(withheld: flagged by the injection scanner, not yet approved)"
+    else:
+        text = f"# {page.title}\n\n{data['content']}"
+    return ToolAnswer(data=data, text=text)
+
+
+class WikiWriteArguments(BaseModel):
+    title: str
+    content: str = Field(description="Markdown")
+    tags: list[str] | None = None
+    kind: str = Kind.NOTE
+    project: str = ""
+    visibility: str | None = Field(None, description="private, team or global")
+
+
+@tool(arguments=WikiWriteArguments, scope="write", idempotent=True)
+def wiki_write(actor: Actor, args: WikiWriteArguments) -> ToolAnswer:
+    """Create a wiki page, or update the page of that title; says whether it was created
+    or changed."""
     result = services.wiki_page_upsert(
         actor=actor,
-        title=title,
-        content=content,
-        tags=tags,
-        kind=kind,
-        project=project or "",
-        visibility=visibility,
+        title=args.title,
+        content=args.content,
+        tags=args.tags,
+        kind=args.kind,
+        project=args.project or "",
+        visibility=args.visibility,
     )
     page = selectors.wiki_page_get_visible(user=actor.user, page_id=result.page.pk)
-    return {
+    data = {
         **selectors.page_as_dict(page, actor=actor),
         "created": result.created,
         "changed": result.changed,
     }
+    done = "created" if result.created else ("updated" if result.changed else "unchanged")
+    flagged = " (flagged by the injection scanner)" if page.flagged else ""
+    return ToolAnswer(data=data, text=f"{done}: {page.slug}{flagged}")
+
+
+TOOLS = [wiki_search, wiki_read, wiki_write]

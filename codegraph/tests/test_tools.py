@@ -6,6 +6,7 @@ from django.core.management import CommandError, call_command
 from codegraph import services
 from codegraph.models import CodeProject
 from codegraph.tools import codegraph_query
+from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from teams.services import Actor
 
 from . import test_scan as scan_helpers
@@ -29,27 +30,38 @@ def project(owner, tree) -> CodeProject:
 
 
 def test_the_tool_lists_symbols_exact_names_first(owner, project):
-    text = codegraph_query(actor=Actor(user=owner), query="login")
+    text = codegraph_query(actor=Actor(user=owner), query="login").text
     first, *rest = text.splitlines()
     assert first in ("function login — shop/auth.py:1", "function login — shop/unrelated.py:1")
     assert "class LoginView — shop/views.py:5" in rest
 
 
 def test_the_tool_lists_callers(owner, project):
-    text = codegraph_query(actor=Actor(user=owner), query="shop.auth.login", callers=True)
-    lines = text.splitlines()
+    answer = codegraph_query(actor=Actor(user=owner), query="shop.auth.login", callers=True)
+    assert len(answer.data["calls"]) == 6 and answer.data["targets"] == ["shop.auth.login"]
+    lines = answer.text.splitlines()
     assert lines[0] == "6 call(s) of shop.auth.login:"
     assert "call auth.login() in LoginView.post — shop/views.py:8" in lines
 
 
 def test_the_tool_says_when_nothing_matches_and_refuses_outsider(owner, outsider, project):
-    assert codegraph_query(actor=Actor(user=owner), query="zzzz") == "No symbols match 'zzzz'."
-    assert codegraph_query(actor=Actor(user=outsider), query="login") == (
+    nothing = codegraph_query(actor=Actor(user=owner), query="zzzz")
+    assert (nothing.text, nothing.data["symbols"]) == ("No symbols match 'zzzz'.", [])
+    assert codegraph_query(actor=Actor(user=outsider), query="login").text == (
         "No symbols match 'login'."
     )
-    assert codegraph_query(actor=Actor(user=outsider), query="login", project="shop") == (
-        "Error: No code project 'shop'."
-    )
+    with pytest.raises(NotFound, match="No code project 'shop'"):
+        codegraph_query(actor=Actor(user=outsider), query="login", project="shop")
+
+
+def test_the_tool_checks_its_arguments_and_the_token_scope(owner, project, make_token):
+    with pytest.raises(InvalidInput, match="limit"):
+        codegraph_query(actor=Actor(user=owner), query="login", limit=0)
+    token, _ = make_token(owner, scopes=("write",))
+    with pytest.raises(Forbidden, match="'read' scope"):
+        codegraph_query(actor=Actor(user=owner, token=token), query="login")
+    assert codegraph_query.read_only and codegraph_query.idempotent
+    assert codegraph_query.input_schema()["properties"]["query"]["type"] == "string"
 
 
 def test_scan_and_query_commands(owner, tree, capsys):

@@ -178,7 +178,7 @@ def test_the_access_rule_holds_for_list_read_and_search(owner, teammate, outside
         selectors.wiki_page_find(user=outsider, title_or_slug="Team runbook")
     with pytest.raises(NotFound):
         tools.wiki_read(actor=Actor(user=outsider), title_or_slug="team-runbook")
-    assert tools.wiki_search(actor=Actor(user=outsider), query="runbook")["count"] == 0
+    assert tools.wiki_search(actor=Actor(user=outsider), query="runbook").data["count"] == 0
     assert selectors.wiki_page_stats(user=outsider)["total"] == 0
 
 
@@ -191,19 +191,19 @@ def agent(owner, make_token):
 def test_a_flagged_page_never_reaches_an_agent_until_approved(owner, agent):
     page = write(owner, title="Deploy notes", content=INJECTION).page
     assert page.flagged and page.findings and page.scanner_version
-    read = tools.wiki_read(actor=agent, title_or_slug="Deploy notes")
+    read = tools.wiki_read(actor=agent, title_or_slug="Deploy notes").data
     assert read["flagged"] is True and read["withheld"] is True
     assert read["content"] is None and read["findings"]
     assert all("excerpt" not in f for f in read["findings"])
-    hit = tools.wiki_search(actor=agent, query="deploy")["items"][0]
+    hit = tools.wiki_search(actor=agent, query="deploy").data["items"][0]
     assert hit["snippet"] is None and "content" not in hit
     # A person always sees it, findings included.
-    person = tools.wiki_read(actor=Actor(user=owner), title_or_slug="Deploy notes")
+    person = tools.wiki_read(actor=Actor(user=owner), title_or_slug="Deploy notes").data
     assert person["content"] == INJECTION and person["findings"][0].get("excerpt")
 
     services.wiki_page_approve(actor=Actor(user=owner), page=page)
     assert AuditEvent.objects.filter(action="wiki.approve", target_id=str(page.pk)).exists()
-    released = tools.wiki_read(actor=agent, title_or_slug="Deploy notes")
+    released = tools.wiki_read(actor=agent, title_or_slug="Deploy notes").data
     assert released["content"] == INJECTION and released["approved"] is True
 
 
@@ -213,11 +213,11 @@ def test_editing_the_text_resets_the_approval(owner, agent):
     write(owner, title="Deploy notes", content=INJECTION + "\nOne more line.\n")
     page.refresh_from_db()
     assert page.approved_at is None and page.approved_by is None
-    assert tools.wiki_read(actor=agent, title_or_slug="Deploy notes")["content"] is None
+    assert tools.wiki_read(actor=agent, title_or_slug="Deploy notes").data["content"] is None
 
 
 def test_a_page_an_agent_writes_is_withheld_from_it_when_flagged(owner, agent):
-    result = tools.wiki_write(actor=agent, title="Notes", content=INJECTION)
+    result = tools.wiki_write(actor=agent, title="Notes", content=INJECTION).data
     assert result["created"] and result["flagged"] and result["content"] is None
 
 
@@ -245,7 +245,7 @@ def test_staff_approve_pages_they_can_see(owner, staff):
 
 def test_a_clean_page_is_not_flagged_and_reaches_agents(owner, agent):
     write(owner, title="Clean", content="# Backups\n\nRun `pg_dump` nightly.\n")
-    read = tools.wiki_read(actor=agent, title_or_slug="clean")
+    read = tools.wiki_read(actor=agent, title_or_slug="clean").data
     assert read["flagged"] is False and read["content"].startswith("# Backups")
 
 

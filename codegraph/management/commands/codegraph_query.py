@@ -2,10 +2,11 @@
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from codegraph.management.commands._common import user_named
 from codegraph.tools import codegraph_query
+from memoryhub.errors import ApplicationError
 from teams.services import Actor
 
 
@@ -20,11 +21,14 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=20)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        text = codegraph_query(
-            actor=Actor(user=user_named(options["user"])),
-            query=options["query"],
-            project=options["project"],
-            callers=options["callers"],
-            limit=options["limit"],
-        )
-        self.stdout.write(text)
+        try:
+            answer = codegraph_query(
+                actor=Actor(user=user_named(options["user"])),
+                query=options["query"],
+                project=options["project"],
+                callers=options["callers"],
+                limit=options["limit"],
+            )
+        except ApplicationError as exc:
+            raise CommandError(exc.message) from None
+        self.stdout.write(answer.text)

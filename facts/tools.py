@@ -1,0 +1,79 @@
+"""What agents may call of the fact store: ``recall``, ``memory_write``, ``memory_get``.
+
+Answers are compact: ids and the statements, so an agent spends few tokens; it reads
+a memory whole (provenance, scores, history) with ``memory_get``.
+"""
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from facts import selectors, services
+from facts.models import Category
+from facts.recall import fact_recall
+from memoryhub.toolkit import ToolAnswer, tool
+from teams.services import Actor
+
+
+class RecallArguments(BaseModel):
+    query: str = Field(description="The message or question to recall memories for")
+    project: str | None = Field(None, description="Recall this project's memories too")
+    max_items: int | None = Field(None, ge=1, le=100)
+
+
+@tool(arguments=RecallArguments)
+def recall(actor: Actor, args: RecallArguments) -> ToolAnswer:
+    """The memories relevant to a message, as the `## Recalled Facts` block to put in
+    the prompt; each item's id fetches it whole with memory_get."""
+    result = fact_recall(
+        actor=actor, query=args.query, project=args.project, max_items=args.max_items
+    )
+    items = [
+        {"id": item.id, "content": item.content, "category": item.category, "score": item.score}
+        for item in result.items
+    ]
+    data = {"block": result.block, "items": items, "mode": result.mode, "notes": result.notes}
+    return ToolAnswer(data=data, text=result.block or "No memories match.")
+
+
+class MemoryWriteArguments(BaseModel):
+    content: str = Field(description="One self-contained statement")
+    category: Literal[tuple(Category.values)] = Category.FACT  # type: ignore[valid-type]
+    importance: float = Field(0.5, ge=0, le=1)
+    tags: list[str] | None = None
+    visibility: Literal["private", "team", "global"] | None = Field(
+        None, description="Who may read it (default: your memory settings)"
+    )
+    project: str = ""
+    session_id: str = ""
+    supersedes: int | None = Field(None, description="The id of a memory this one replaces")
+
+
+@tool(arguments=MemoryWriteArguments, scope="write", idempotent=True)
+def memory_write(actor: Actor, args: MemoryWriteArguments) -> ToolAnswer:
+    """Remember a statement. Repeating one you (in the same visibility) already stored
+    merges into it instead of adding a copy; the answer says which."""
+    result = services.fact_create(actor=actor, data=args.model_dump(exclude_none=True))
+    outcome = "created" if result.created else "merged"
+    data = {"id": result.fact.pk, "outcome": outcome, "archived": result.archived}
+    return ToolAnswer(data=data, text=f"{outcome} memory {result.fact.pk}")
+
+
+class MemoryGetArguments(BaseModel):
+    ids: list[int] = Field(min_length=1, max_length=50, description="Memory ids")
+
+
+@tool(arguments=MemoryGetArguments)
+def memory_get(actor: Actor, args: MemoryGetArguments) -> ToolAnswer:
+    """Memories by id, whole: content, category, tags, visibility, provenance. Ids you
+    cannot read are listed as missing."""
+    found = selectors.fact_get_many_visible(user=actor.user, fact_ids=args.ids)
+    items = [selectors.fact_as_dict(fact) for fact in found]
+    missing = sorted(set(args.ids) - {fact.pk for fact in found})
+    lines = [f"{f['id']} [{f['category']}, {f['visibility']}] {f['content']}" for f in items]
+    if missing:
+        lines.append(f"not found: {', '.join(map(str, missing))}")
+    return ToolAnswer(data={"items": items, "missing": missing}, text="\n".join(lines))
+
+
+TOOLS = [recall, memory_write, memory_get]

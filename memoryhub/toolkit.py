@@ -1,0 +1,81 @@
+"""The one shape of an agent tool. Each app declares its tools in its ``tools.py`` with
+``@tool``; the agent surface serves them over REST and MCP.
+
+A tool has a name, a description (its handler's docstring), a pydantic model of its
+arguments (their JSON Schema is the tool's input schema), the token scope it needs,
+and annotations: read-only, destructive, idempotent. Its handler takes the acting
+``Actor`` and the validated arguments, calls the app's services or selectors, and
+answers a ``ToolAnswer``: structured data, plus the compact text an agent reads.
+"""
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from memoryhub.errors import InvalidInput
+from memoryhub.unicode import require_storable_text
+from teams.services import Actor
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    data: dict[str, Any]  # structured: ids, fields, counts
+    text: str  # what an agent reads: short lines, ids to fetch more with
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    scope: str  # "read" or "write": the token scope it needs
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    handler: Callable[[Actor, Any], ToolAnswer]
+
+    def input_schema(self) -> dict[str, Any]:
+        return self.arguments.model_json_schema()
+
+    def __call__(self, *, actor: Actor, **arguments: Any) -> ToolAnswer:
+        """Run the tool as ``actor``: its token must have the scope; the arguments are
+        checked against the tool's model (a clear InvalidInput when they do not fit)."""
+        actor.require_scope(self.scope)
+        require_storable_text(arguments)
+        try:
+            parsed = self.arguments.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
+            )
+            raise InvalidInput(f"Arguments of {self.name} do not fit: {problems}.") from None
+        return self.handler(actor, parsed)
+
+
+def tool(
+    *,
+    arguments: type[BaseModel],
+    scope: str = "read",
+    destructive: bool = False,
+    idempotent: bool | None = None,
+) -> Callable[[Callable[[Actor, Any], ToolAnswer]], Tool]:
+    """Declare a handler as a tool named after it. A read tool is read-only and
+    idempotent; a write tool says whether it destroys and whether repeating it is
+    harmless."""
+
+    def declare(handler: Callable[[Actor, Any], ToolAnswer]) -> Tool:
+        return Tool(
+            name=handler.__name__,
+            description=inspect.cleandoc(handler.__doc__ or ""),
+            arguments=arguments,
+            scope=scope,
+            read_only=scope == "read",
+            destructive=destructive,
+            idempotent=scope == "read" if idempotent is None else idempotent,
+            handler=handler,
+        )
+
+    return declare
