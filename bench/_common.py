@@ -260,11 +260,6 @@ def stop_process_group(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def api_available() -> bool:
-    """Whether the facts API (batch create and recall) exists in this checkout."""
-    return (REPO_ROOT / "facts" / "api.py").exists()
-
-
 # --- Realistic facts --------------------------------------------------------------------------
 
 FIRST = """Alice Bob Charlie Priya Mateo Yuki Olga Tariq Fatima Liam Chen Amara Jonas Ines

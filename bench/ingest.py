@@ -48,7 +48,6 @@ from bench._common import (
     REPO_ROOT,
     FactGenerator,
     Timing,
-    api_available,
     bench_env,
     bench_user,
     django_setup,
@@ -322,8 +321,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         raise SystemExit("--embed-mode takes inline, worker and/or redis")
     if "redis" in modes and not args.redis_url:
         raise SystemExit("the redis mode needs --redis-url")
-    if not api_available():
-        raise SystemExit("facts/api.py is not in this checkout: no batch endpoint to measure")
     generator = FactGenerator(seed=args.seed)
     everything = generator.unique_facts(args.facts + args.embed_facts)
     # The in-process phase takes the same facts as the HTTP one, into a store of its

@@ -44,7 +44,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import (
     FactGenerator,
     Timing,
-    api_available,
     bench_env,
     bench_user,
     django_setup,
@@ -71,10 +70,8 @@ def recall_sizes() -> tuple[int, int, int, int]:
     from facts import recall
     from memoryhub.search import vectors
 
-    fts_k = getattr(recall, "FTS_CANDIDATES", getattr(recall, "CANDIDATES", 50))
-    vec_k = getattr(recall, "VECTOR_CANDIDATES", getattr(recall, "CANDIDATES", 50))
-    coarse_k = max(vec_k * getattr(vectors, "COARSE_FACTOR", 4), getattr(vectors, "COARSE_MIN", 80))
-    return fts_k, vec_k, coarse_k, getattr(vectors, "EXACT_SCAN_LIMIT", 20_000)
+    coarse_k = max(recall.VECTOR_CANDIDATES * vectors.COARSE_FACTOR, vectors.COARSE_MIN)
+    return recall.FTS_CANDIDATES, recall.VECTOR_CANDIDATES, coarse_k, vectors.EXACT_SCAN_LIMIT
 
 
 # --- Data ---------------------------------------------------------------------------------------
@@ -480,7 +477,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         config = memory_config_get()
         assert config.embeddings_enabled and not config.max_active_facts
         user, actor, secret = bench_user()
-        http = not args.no_http and api_available()
+        http = not args.no_http
 
         generator = FactGenerator(seed=args.seed)
         pool = generator.unique_facts(min(unique, sizes[-1]))
@@ -527,11 +524,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 knn_recall(store, check_vectors),
             )
         if not http:
-            print(
-                "\n(HTTP rows skipped: "
-                + ("--no-http" if args.no_http else "facts/api.py not in this checkout")
-                + ")"
-            )
+            print("\n(HTTP rows skipped: --no-http)")
 
 
 if __name__ == "__main__":

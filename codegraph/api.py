@@ -7,7 +7,6 @@ from django.http import HttpRequest
 from ninja import Router, Status
 
 from codegraph import selectors, services
-from codegraph.models import CodeProject
 from codegraph.schemas import (
     CallersOut,
     ImportsOut,
@@ -21,35 +20,6 @@ from teams.auth import read_auth, write_auth
 from teams.services import Actor
 
 router = Router(tags=["codegraph"])
-
-
-def project_as_dict(p: CodeProject) -> dict[str, Any]:
-    return {
-        "id": p.pk,
-        "name": p.name,
-        "root_path": p.root_path,
-        "owner": p.owner.get_username(),
-        "visibility": p.visibility,
-        "team": p.team.name if p.team_id else None,
-        "project": p.project,
-        "state": p.state,
-        "files_total": p.files_total,
-        "files_done": p.files_done,
-        "progress": p.progress_percent,
-        "started_at": p.started_at,
-        "finished_at": p.finished_at,
-        "error": p.error,
-        "warning": p.warning,
-        "files": p.file_count,
-        "skipped": p.skipped_count,
-        "symbols": p.symbol_count,
-        "imports": p.import_count,
-        "calls": p.call_count,
-        "languages": [
-            {"language": language, **counts}
-            for language, counts in sorted(p.language_counts.items())
-        ],
-    }
 
 
 @router.post("/scan", response={202: ScanOut}, auth=write_auth)
@@ -71,14 +41,17 @@ def scan(request: HttpRequest, payload: ScanIn) -> Status:
 @router.get("/projects", response=list[ProjectOut], auth=read_auth)
 def list_projects(request: HttpRequest) -> list[dict[str, Any]]:
     """Visible code projects with their scan state and counts."""
-    return [project_as_dict(p) for p in selectors.code_project_list_visible(user=request.user)]
+    return [
+        selectors.code_project_as_dict(p)
+        for p in selectors.code_project_list_visible(user=request.user)
+    ]
 
 
 @router.get("/projects/{project_id}", response=ProjectOut, auth=read_auth)
 def get_project(request: HttpRequest, project_id: int) -> dict[str, Any]:
     """One project: scan state, progress and counts."""
     project = selectors.code_project_get_visible(user=request.user, project_id=project_id)
-    return project_as_dict(project)
+    return selectors.code_project_as_dict(project)
 
 
 @router.post("/projects/{project_id}/scan", response={202: ScanOut}, auth=write_auth)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -416,23 +417,47 @@ def file_imports(*, user, file: str, project: str | int | None = None) -> FileIm
 # --- Stats ------------------------------------------------------------------------------------
 
 
+def code_project_counts(code_project: CodeProject) -> dict[str, Any]:
+    """A project's scan state and its file, symbol, import and call counts, in total and
+    per language."""
+    p = code_project
+    return {
+        "state": p.state,
+        "files": p.file_count,
+        "skipped": p.skipped_count,
+        "symbols": p.symbol_count,
+        "imports": p.import_count,
+        "calls": p.call_count,
+        "languages": [
+            {"language": language, **counts}
+            for language, counts in sorted(p.language_counts.items())
+        ],
+    }
+
+
+def code_project_as_dict(code_project: CodeProject) -> dict[str, Any]:
+    """A project as the API shows it: where it is, who reads it, its scan and counts."""
+    p = code_project
+    return {
+        "id": p.pk,
+        "name": p.name,
+        "root_path": p.root_path,
+        "owner": p.owner.get_username(),
+        "visibility": p.visibility,
+        "team": p.team.name if p.team_id else None,
+        "project": p.project,
+        "files_total": p.files_total,
+        "files_done": p.files_done,
+        "progress": p.progress_percent,
+        "started_at": p.started_at,
+        "finished_at": p.finished_at,
+        "error": p.error,
+        "warning": p.warning,
+        **code_project_counts(p),
+    }
+
+
 def code_project_stats(*, user, project: str | int | None = None) -> list[dict]:
     """Per visible project: per-language file and symbol counts and totals."""
     projects = code_projects_selected(user=user, project=project).order_by("name", "pk")
-    return [
-        {
-            "project_id": p.pk,
-            "project": p.name,
-            "state": p.state,
-            "files": p.file_count,
-            "skipped": p.skipped_count,
-            "symbols": p.symbol_count,
-            "imports": p.import_count,
-            "calls": p.call_count,
-            "languages": [
-                {"language": language, **counts}
-                for language, counts in sorted(p.language_counts.items())
-            ],
-        }
-        for p in projects
-    ]
+    return [{"project_id": p.pk, "project": p.name, **code_project_counts(p)} for p in projects]

@@ -22,6 +22,7 @@ from django.utils import timezone
 from codegraph.extractor import EXTRACTOR_VERSION, extract_rows, language_for, preload
 from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS, fts_values
+from memoryhub.cleaning import clean_name
 from memoryhub.db.bulk import insert_rows, update_rows
 from memoryhub.errors import ApplicationError, Conflict, Forbidden, InvalidInput
 from teams.models import Membership, Visibility
@@ -141,12 +142,7 @@ def _clean_exclude(names: list[str]) -> list[str]:
 
 
 def _clean_name(name: str) -> str:
-    name = " ".join((name or "").split())
-    if not name:
-        raise InvalidInput("A code project needs a name.")
-    if len(name) > 200:
-        raise InvalidInput("A code project name is at most 200 characters.")
-    return name
+    return clean_name(name, owner="A code project", max_length=200)
 
 
 # --- Projects ---------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from facts.models import (
 )
 from facts.search import FACT_FTS, FACT_VECTORS, fts_values
 from facts.selectors import memory_config_get
+from memoryhub.cleaning import clean_tags
 from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
 from memoryhub.embeddings.pipeline import embed_chunks
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
@@ -46,8 +47,6 @@ from memoryhub.locking import row_for_update
 from memoryhub.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log, audit_log_many, scope_for_new_row
 
-MAX_TAGS = 20
-MAX_TAG_LENGTH = 64
 EXCERPT_LENGTH = 200
 EMBED_BATCH = 64
 # New facts of a batch are inserted this many items at a time.
@@ -130,19 +129,6 @@ def _clean_unit(value: float, what: str) -> float:
     return float(value)
 
 
-def _clean_tags(tags: Sequence[str] | None) -> list[str]:
-    if tags is None:
-        return []
-    if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
-        raise InvalidInput("Tags must be a list of strings.")
-    cleaned = list(dict.fromkeys(" ".join(t.split()).lower() for t in tags if t.strip()))
-    if len(cleaned) > MAX_TAGS:
-        raise InvalidInput(f"At most {MAX_TAGS} tags.")
-    if any(len(t) > MAX_TAG_LENGTH for t in cleaned):
-        raise InvalidInput(f"A tag is at most {MAX_TAG_LENGTH} characters.")
-    return cleaned
-
-
 @dataclass
 class FactInput:
     """A validated fact to write."""
@@ -189,7 +175,7 @@ def fact_input_clean(*, data: dict[str, Any], config: MemoryConfig) -> FactInput
         item.extraction_confidence = _clean_unit(
             item.extraction_confidence, "extraction confidence"
         )
-    item.tags = _clean_tags(item.tags)
+    item.tags = clean_tags(item.tags)
     item.source_excerpt = (item.source_excerpt or "")[:EXCERPT_LENGTH]
     if len(item.session_id) > 200 or len(item.fleet) > 100 or len(item.skill) > 200:
         raise InvalidInput("session_id, fleet or skill is too long.")
@@ -603,7 +589,7 @@ def fact_update(
         if name in values:
             values[name] = _clean_unit(values[name], name)
     if "tags" in values:
-        values["tags"] = _clean_tags(values["tags"])
+        values["tags"] = clean_tags(values["tags"])
     if {"visibility", "team", "project"} & set(values):
         scope = scope_for_new_row(
             user=fact.owner,

@@ -10,28 +10,40 @@ from tqdm import tqdm
 
 
 def user_named(username: str | None) -> Any:
-    """The user a command acts as: ``--user``, else the configured admin account."""
-    name = username or settings.MEMORYHUB_ADMIN_USERNAME
-    try:
-        return get_user_model().objects.get(username=name)
-    except get_user_model().DoesNotExist:
-        raise CommandError(f"No user '{name}': pass --user USERNAME.") from None
+    """The user a command acts as: ``--user``, else the configured admin account, else
+    the one superuser there is."""
+    users = get_user_model().objects
+    if username:
+        found = users.filter(username=username).first()
+        if found is None:
+            raise CommandError(f"No user '{username}': pass --user USERNAME.")
+        return found
+    found = users.filter(username=settings.MEMORYHUB_ADMIN_USERNAME).first()
+    if found is not None:
+        return found
+    admins = list(users.filter(is_superuser=True)[:2])
+    if len(admins) != 1:
+        raise CommandError("Name the user to act as with --user USERNAME.")
+    return admins[0]
 
 
 class ProgressBar:
-    """A progress bar on a terminal stream (stderr by default), fed ``(done, total)``."""
+    """A progress bar on a terminal stream (stderr by default), fed ``(done, total)``
+    and optionally what it is working on."""
 
     def __init__(self, *, unit: str, desc: str, stream: TextIO | None = None) -> None:
         self.unit, self.desc, self.stream = unit, desc, stream or sys.stderr
         self.bar: tqdm | None = None
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, done: int, total: int, label: str = "") -> None:
         if self.bar is None:
             self.bar = tqdm(
                 total=total, unit=self.unit, desc=self.desc, file=self.stream, dynamic_ncols=True
             )
         self.bar.total = total
         self.bar.n = done
+        if label:
+            self.bar.set_postfix_str(label[:40], refresh=False)
         self.bar.refresh()
 
     def close(self) -> None:

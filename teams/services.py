@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from memoryhub.cleaning import clean_name
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.refs import id_of, shortened
 from teams.models import (
@@ -118,12 +119,7 @@ def can_manage_team(*, user: AbstractBaseUser, team: Group) -> bool:
 
 
 def _clean_team_name(name: str) -> str:
-    name = " ".join((name or "").split())
-    if not name:
-        raise InvalidInput("A team needs a name.")
-    if len(name) > TEAM_NAME_MAX:
-        raise InvalidInput(f"A team name is at most {TEAM_NAME_MAX} characters.")
-    return name
+    return clean_name(name, owner="A team", max_length=TEAM_NAME_MAX)
 
 
 @transaction.atomic
@@ -496,11 +492,9 @@ def agent_token_create(
 ) -> tuple[AgentToken, str]:
     """Create a token for the acting user. Returns the token and its secret, which is
     never stored and cannot be shown again."""
-    name = " ".join((name or "").split())
-    if not name:
-        raise InvalidInput("A token needs a name.")
-    if len(name) > 100 or len(fleet) > 100 or len(role) > 100:
-        raise InvalidInput("Name, fleet and role are at most 100 characters each.")
+    name = clean_name(name, owner="A token", max_length=100)
+    if len(fleet) > 100 or len(role) > 100:
+        raise InvalidInput("Fleet and role are at most 100 characters each.")
     clean_scopes = _clean_scopes(list(scopes) if not isinstance(scopes, str) else scopes)
     if AgentToken.objects.filter(user=actor.user, name=name, revoked_at__isnull=True).exists():
         raise Conflict(f"You already have an active token named '{name}'.")

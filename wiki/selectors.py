@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
+from memoryhub.cleaning import MAX_TAG_LENGTH
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import shortened
 from memoryhub.search import match_all, match_any
@@ -19,7 +20,7 @@ from teams.models import Membership, Role, Visibility
 from teams.services import Actor
 from wiki.models import MAX_TITLE_CHARS, Page, PageRevision
 from wiki.search import PAGE_FTS, SNIPPET_BEST_COLUMN
-from wiki.services import MAX_TAG_CHARS, page_slug
+from wiki.services import page_slug
 
 FILTERS = ("tag", "kind", "project", "visibility", "flagged")
 MAX_QUERY_CHARS = 1000
@@ -38,7 +39,7 @@ def wiki_page_list_visible(*, user: Any, filters: dict[str, Any] | None = None) 
             tag = str(value).strip().lower()
             # Tags are stored as a JSON list; a quoted match finds one whole tag. A tag
             # longer than any stored one matches nothing (and is too long to compare).
-            if len(tag) > MAX_TAG_CHARS:
+            if len(tag) > MAX_TAG_LENGTH:
                 pages = pages.none()
             else:
                 pages = pages.filter(tags__icontains=json.dumps(tag))

@@ -15,6 +15,7 @@ from django.db.models import Max
 from django.utils import timezone
 from django.utils.text import slugify
 
+from memoryhub.cleaning import clean_name, clean_tags
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
 from teams.models import Visibility
 from teams.services import Actor, audit_log, resolve_team, scope_for_new_row
@@ -22,8 +23,6 @@ from wiki import scanner
 from wiki.models import KIND_PATTERN, MAX_CONTENT_CHARS, MAX_TITLE_CHARS, Kind, Page, PageRevision
 from wiki.search import PAGE_FTS, fts_values
 
-MAX_TAGS = 20
-MAX_TAG_CHARS = 64
 MAX_PROJECT_CHARS = 200
 _KIND_RE = re.compile(KIND_PATTERN)
 
@@ -49,12 +48,7 @@ def page_slug(title: str) -> str:
 
 
 def clean_title(title: Any) -> str:
-    if not isinstance(title, str) or not title.strip():
-        raise InvalidInput("A page needs a title.")
-    title = " ".join(title.split())
-    if len(title) > MAX_TITLE_CHARS:
-        raise InvalidInput(f"A title is at most {MAX_TITLE_CHARS} characters, not {len(title)}.")
-    return title
+    return clean_name(title, owner="A page", noun="title", max_length=MAX_TITLE_CHARS)
 
 
 def clean_content(content: Any) -> str:
@@ -66,21 +60,6 @@ def clean_content(content: Any) -> str:
             f"Content is {len(content)} characters; the maximum is {MAX_CONTENT_CHARS}."
         )
     return content
-
-
-def clean_tags(tags: Sequence[str] | str | None) -> list[str]:
-    if tags is None:
-        return []
-    if isinstance(tags, str):
-        tags = [t for t in tags.split(",")]
-    if not all(isinstance(t, str) for t in tags):
-        raise InvalidInput("Tags must be a list of strings.")
-    cleaned = list(dict.fromkeys(" ".join(t.split()).lower() for t in tags if t.strip()))
-    if len(cleaned) > MAX_TAGS:
-        raise InvalidInput(f"At most {MAX_TAGS} tags, not {len(cleaned)}.")
-    if any(len(t) > MAX_TAG_CHARS for t in cleaned):
-        raise InvalidInput(f"A tag is at most {MAX_TAG_CHARS} characters.")
-    return cleaned
 
 
 def clean_kind(kind: Any) -> str:
@@ -186,7 +165,7 @@ def wiki_page_upsert(
     """
     title = clean_title(title)
     content = clean_content(content)
-    clean = {"tags": clean_tags(tags), "kind": clean_kind(kind)}
+    clean = {"tags": clean_tags(tags, split_text=True), "kind": clean_kind(kind)}
     project = clean_project(project)
     slug = page_slug(title)
     if visibility not in (None, "") and visibility not in Visibility.values:

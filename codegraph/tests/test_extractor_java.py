@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from codegraph.extractor import Call, FileIndex, Import
 
-from codegraph.extractor import Call, Definition, FileIndex, Import, extract
-
-SHOP = Path(__file__).parent / "fixtures" / "java" / "com" / "example" / "shop" / "Shop.java"
+from .extraction import by_qualified_name, line_with, load_fixture
 
 
 def load() -> tuple[FileIndex, str]:
-    return extract(str(SHOP), SHOP.read_bytes()), SHOP.read_text()
-
-
-def line_with(text: str, needle: str) -> int:
-    """The 1-based line of the only line containing `needle`."""
-    lines = [number for number, line in enumerate(text.splitlines(), 1) if needle in line]
-    assert len(lines) == 1, f"{needle!r} found on lines {lines}"
-    return lines[0]
-
-
-def by_qualified_name(index: FileIndex) -> dict[str, Definition]:
-    return {definition.qualified_name: definition for definition in index.definitions}
+    return load_fixture("java/com/example/shop/Shop.java")
 
 
 def test_types_nest_and_members_are_qualified() -> None:

@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from codegraph.extractor import Call, FileIndex, Import
 
-from codegraph.extractor import Call, Definition, FileIndex, Import, extract
-
-LIB = Path(__file__).parent / "fixtures" / "rust" / "src" / "lib.rs"
+from .extraction import by_qualified_name, line_with, load_fixture
 
 
 def load() -> tuple[FileIndex, str]:
-    return extract(str(LIB), LIB.read_bytes()), LIB.read_text()
-
-
-def line_with(text: str, needle: str) -> int:
-    """The 1-based line of the only line containing `needle`."""
-    lines = [number for number, line in enumerate(text.splitlines(), 1) if needle in line]
-    assert len(lines) == 1, f"{needle!r} found on lines {lines}"
-    return lines[0]
-
-
-def by_qualified_name(index: FileIndex) -> dict[str, Definition]:
-    return {definition.qualified_name: definition for definition in index.definitions}
+    return load_fixture("rust/src/lib.rs")
 
 
 def test_items_get_their_rust_kinds() -> None:

@@ -4,8 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from codegraph.management.commands._common import user_named
 from codegraph.tools import codegraph_query
+from memoryhub.cli import user_named
 from memoryhub.errors import ApplicationError
 from teams.services import Actor
 

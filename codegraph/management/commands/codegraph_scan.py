@@ -1,50 +1,15 @@
 """manage.py codegraph_scan PATH --name NAME [--user USERNAME]: scan a folder inline."""
 
-import sys
 import time
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from codegraph.management.commands._common import user_named
 from codegraph.models import ScanState
 from codegraph.services import code_project_register, code_project_scan
+from memoryhub.cli import ProgressBar, user_named
 from memoryhub.errors import ApplicationError
 from teams.services import Actor
-
-
-class ProgressBar:
-    """tqdm on stderr when it is installed, else a carriage-return bar."""
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.bar = None
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            self.tqdm = None
-        else:
-            self.tqdm = tqdm
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.tqdm is not None:
-            if self.bar is None:
-                self.bar = self.tqdm(
-                    total=total, unit="file", file=self.stream, dynamic_ncols=True, desc="scan"
-                )
-            self.bar.n = done
-            self.bar.refresh()
-            return
-        width = 30
-        filled = width * done // total if total else width
-        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-        elif self.tqdm is None:
-            self.stream.write("\n")
 
 
 class Command(BaseCommand):
@@ -67,7 +32,7 @@ class Command(BaseCommand):
             )
         except ApplicationError as exc:
             raise CommandError(exc.message) from None
-        bar = ProgressBar(sys.stderr)
+        bar = ProgressBar(unit="file", desc="scan")
         started = time.perf_counter()
         try:
             result = code_project_scan(project_id=project.pk, progress=bar)

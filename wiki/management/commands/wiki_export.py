@@ -14,9 +14,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memoryhub.cli import ProgressBar, user_named
 from teams.services import Actor, audit_log
 from wiki import frontmatter, selectors
-from wiki.management.commands.wiki_import import ORG_DIR, PROJECTS_DIR, ProgressBar, resolve_user
+from wiki.management.commands.wiki_import import ORG_DIR, PROJECTS_DIR
 from wiki.models import Page
 
 # A project key becomes a directory name: anything that could climb out is refused.
@@ -51,8 +52,8 @@ def export_folder(
     written: list[str] = []
     errors: list[tuple[str, str]] = []
     taken: set[Path] = set()
-    bar = ProgressBar(progress, len(pages)) if progress is not None else None
-    for page in pages:
+    bar = ProgressBar(unit="page", desc="export", stream=progress) if progress else None
+    for done, page in enumerate(pages, 1):
         if page.project and not _SAFE_SEGMENT.match(page.project):
             errors.append(
                 (page.title, f"project key {page.project!r} is not a safe directory name; skipped")
@@ -65,7 +66,7 @@ def export_folder(
             target.write_bytes(page_text(page).encode("utf-8"))
             written.append(str(relative))
         if bar is not None:
-            bar.step(page.slug)
+            bar(done, len(pages), page.slug)
     if bar is not None:
         bar.close()
     audit_log(
@@ -94,7 +95,7 @@ class Command(BaseCommand):
         if root.exists() and not root.is_dir():
             raise CommandError(f"{root} exists and is not a directory.")
         root.mkdir(parents=True, exist_ok=True)
-        user = resolve_user(options["user"])
+        user = user_named(options["user"])
         progress = None if options["no_progress"] else getattr(self.stderr, "_out", sys.stderr)
         written, errors = export_folder(
             actor=Actor(user=user), root=root, project=options["project"], progress=progress

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memoryhub.cli import ProgressBar, user_named
 from memoryhub.errors import ApplicationError
 from teams.models import Visibility
 from teams.services import Actor, resolve_team, scope_for_new_row
@@ -46,38 +46,6 @@ def title_from_name(stem: str) -> str:
     words = stem.replace("_", " ").replace("-", " ").split()
     text = " ".join(words)
     return text[:1].upper() + text[1:]
-
-
-def resolve_user(username: str | None) -> Any:
-    """The named user, or the only superuser when none is named."""
-    users = get_user_model().objects
-    if username:
-        user = users.filter(username=username).first()
-        if user is None:
-            raise CommandError(f"No user '{username}'.")
-        return user
-    admins = list(users.filter(is_superuser=True)[:2])
-    if len(admins) != 1:
-        raise CommandError("Name the user the pages belong to with --user USERNAME.")
-    return admins[0]
-
-
-class ProgressBar:
-    """A one-line progress bar on a terminal stream, redrawn in place."""
-
-    def __init__(self, stream: TextIO, total: int, width: int = 30) -> None:
-        self.stream, self.total, self.width, self.done = stream, total, width, 0
-
-    def step(self, label: str) -> None:
-        self.done += 1
-        filled = round(self.width * self.done / max(self.total, 1))
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r[{bar}] {self.done}/{self.total} {label[:40]:<40}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.write("\n")
-        self.stream.flush()
 
 
 @dataclass
@@ -118,7 +86,7 @@ def import_file(*, actor: Actor, path: Path, project: str, team: Any) -> str:
     meta, body = read_page_file(path)
     title = services.clean_title(meta.get("title") or title_from_name(path.stem))
     kind = meta.get("kind") or kind_from_name(path.stem)
-    tags = services.clean_tags(meta.get("tags"))
+    tags = services.clean_tags(meta.get("tags"), split_text=True)
     visibility = meta.get("visibility")
     if visibility is None and not project and team is not None:
         visibility = Visibility.TEAM
@@ -154,8 +122,8 @@ def import_folder(*, actor: Actor, root: Path, team: Any, progress: TextIO | Non
     """Import every page file under ``root``; one file's error never stops the rest."""
     files, stray = page_files(root)
     report = ImportReport(skipped=stray)
-    bar = ProgressBar(progress, len(files)) if progress is not None else None
-    for path, project in files:
+    bar = ProgressBar(unit="file", desc="import", stream=progress) if progress else None
+    for done, (path, project) in enumerate(files, 1):
         relative = str(path.relative_to(root))
         try:
             outcome = import_file(actor=actor, path=path, project=project, team=team)
@@ -164,7 +132,7 @@ def import_folder(*, actor: Actor, root: Path, team: Any, progress: TextIO | Non
         else:
             getattr(report, outcome).append(relative)
         if bar is not None:
-            bar.step(relative)
+            bar(done, len(files), relative)
     if bar is not None:
         bar.close()
     return report
@@ -187,7 +155,7 @@ class Command(BaseCommand):
         root: Path = options["directory"]
         if not root.is_dir():
             raise CommandError(f"{root} is not a directory.")
-        user = resolve_user(options["user"])
+        user = user_named(options["user"])
         try:
             team = (
                 resolve_team(user=user, team=options["team"])
