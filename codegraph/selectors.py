@@ -6,11 +6,11 @@ calls are only ever looked up within the ids of visible projects.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from codegraph.extractor import split_identifier
 from codegraph.models import CallRef, CodeProject, ImportRef, SourceFile, Symbol
@@ -461,3 +461,34 @@ def code_project_stats(*, user, project: str | int | None = None) -> list[dict]:
     """Per visible project: per-language file and symbol counts and totals."""
     projects = code_projects_selected(user=user, project=project).order_by("name", "pk")
     return [{"project_id": p.pk, "project": p.name, **code_project_counts(p)} for p in projects]
+
+
+def code_project_index_counts(*, project_id: int) -> dict[str, object]:
+    """Stored counts of a project's index, overall and per language."""
+    languages: dict[str, dict[str, int]] = {}
+    file_rows = SourceFile.objects.filter(project_id=project_id).values_list(
+        "language", "skipped_reason"
+    )
+    files = Counter()
+    skipped = 0
+    for language, reason in file_rows:
+        files[language] += 1
+        skipped += bool(reason)
+    symbols = Counter(
+        dict(
+            Symbol.objects.filter(project_id=project_id)
+            .values("file__language")
+            .annotate(n=Count("id"))
+            .values_list("file__language", "n")
+        )
+    )
+    for language in sorted(files):
+        languages[language] = {"files": files[language], "symbols": symbols.get(language, 0)}
+    return {
+        "file_count": sum(files.values()),
+        "skipped_count": skipped,
+        "symbol_count": sum(symbols.values()),
+        "import_count": ImportRef.objects.filter(project_id=project_id).count(),
+        "call_count": CallRef.objects.filter(project_id=project_id).count(),
+        "language_counts": languages,
+    }

@@ -3,6 +3,7 @@
 import pytest
 
 from codegraph import selectors, services
+from codegraph.extractor import modules
 from codegraph.models import CodeProject
 from teams.services import Actor
 
@@ -97,11 +98,11 @@ def test_a_new_file_becomes_an_importer_on_rescan(owner, project, tmp_path):
 
 def test_relative_imports_resolve(owner, project):
     assert (
-        services.absolute_python_module("..x", importer_module="a.b.c", importer_is_package=False)
+        modules.absolute_python_module("..x", importer_module="a.b.c", importer_is_package=False)
         == "a.x"
     )
     assert (
-        services.absolute_python_module(".", importer_module="a.b", importer_is_package=True)
+        modules.absolute_python_module(".", importer_module="a.b", importer_is_package=True)
         == "a.b"
     )
 

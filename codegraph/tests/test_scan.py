@@ -8,6 +8,8 @@ import pytest
 from codegraph import services
 from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS
+from codegraph.services import examine
+from codegraph.services import scan as scan_module
 from memoryhub.errors import InvalidInput
 from teams.services import Actor
 
@@ -137,7 +139,7 @@ def test_deleted_and_added_files_are_dropped_and_indexed(project, tree):
 def test_an_extractor_version_change_reindexes_everything(project, monkeypatch):
     scan(project)
     counts = [model.objects.count() for model in (SourceFile, Symbol, CallRef, ImportRef)]
-    monkeypatch.setattr(services, "EXTRACTOR_VERSION", 999)
+    monkeypatch.setattr(scan_module, "EXTRACTOR_VERSION", 999)
     result = scan(project)
     assert result.full and result.parsed == 5
     assert project.extractor_version == 999
@@ -273,9 +275,9 @@ def test_worker_processes_build_the_same_index_as_one_process(owner, tree, monke
     alone = services.code_project_register(actor=Actor(user=owner), name="one", path=str(tree))
     scan(alone)
     settings.CODEGRAPH_PARALLEL_MIN_FILES = 1
-    monkeypatch.setattr(services, "WORKER_CHUNK", 2)
-    monkeypatch.setattr(services, "BATCH_SIZE", 3)
-    monkeypatch.setattr(services.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(examine, "WORKER_CHUNK", 2)
+    monkeypatch.setattr(scan_module, "BATCH_SIZE", 3)
+    monkeypatch.setattr(examine.os, "cpu_count", lambda: 2)
     shared = services.code_project_register(actor=Actor(user=owner), name="two", path=str(tree))
     result = scan(shared)
     assert result.workers == 2, "the scan ran in one process"

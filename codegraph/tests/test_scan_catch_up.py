@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from codegraph import services
 from codegraph.models import CodeProject, ScanState, SourceFile, Symbol
+from codegraph.services import scan as scan_module
 from codegraph.tasks import codegraph_scan
 from teams.services import Actor
 
@@ -61,7 +62,7 @@ def test_a_scan_whose_worker_died_is_done_again_from_where_the_index_stands(
     # The worker died after its first batch: the files are listed, one is indexed.
     services.code_project_scan(project_id=project.pk)
     unparsed = SourceFile.objects.filter(project=project).exclude(path="shop/auth.py")
-    services._children_delete(list(unparsed.values_list("pk", flat=True)))
+    scan_module._children_delete(list(unparsed.values_list("pk", flat=True)))
     unparsed.update(sha256="")
     assert Symbol.objects.filter(project=project).count() == 2
     quiet_for(project, 61, state=ScanState.RUNNING)
