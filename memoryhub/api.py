@@ -3,13 +3,15 @@
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from ninja import NinjaAPI, Schema
+from ninja import Field, NinjaAPI, Schema
 from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
 from memoryhub.errors import ApplicationError
 from memoryhub.health import health_report
+from memoryhub.jobs import job_get_visible
 from memoryhub.unicode import require_storable_text
+from teams.auth import read_auth
 
 
 class StorableJsonParser(Parser):
@@ -76,6 +78,24 @@ class HealthOut(Schema):
     vec: dict
     broker: dict
     worker: dict
+
+
+class JobOut(Schema):
+    id: int
+    kind: str
+    state: str = Field(description="queued, running, done or failed")
+    progress: float = Field(ge=0, le=1)
+    result: dict | None
+    error: str | None
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+
+
+@api.get("/jobs/{job_id}", response=JobOut, tags=["jobs"], auth=read_auth)
+def job(request: HttpRequest, job_id: int) -> dict:
+    """A piece of long work you started (staff: anyone's): state, progress, result."""
+    return job_get_visible(user=request.user, job_id=job_id).as_dict()
 
 
 @api.get("/health", response=HealthOut, tags=["health"], auth=None)

@@ -1,0 +1,55 @@
+"""Jobs: a row per piece of long work, written as the work goes.
+
+Every change is an UPDATE of the fields it touches (``filter(pk=...).update``), so a
+worker reporting progress never writes back a row someone deleted, nor overwrites a
+state another process set (a job finished stays finished).
+"""
+
+from typing import Any
+
+from django.utils import timezone
+
+from memoryhub.errors import NotFound
+from memoryhub.models import Job, JobState
+
+
+def job_create(*, owner: Any, kind: str, arguments: dict[str, Any] | None = None) -> Job:
+    """A queued job of ``kind`` for ``owner``; queue its task on commit with its id."""
+    return Job.objects.create(owner=owner, kind=kind, arguments=arguments or {})
+
+
+def job_start(*, job_id: int) -> bool:
+    """Mark a queued job running; False when it is gone or already finished (a task
+    delivered again after its job completed does nothing)."""
+    unfinished = [JobState.QUEUED, JobState.RUNNING]
+    return bool(
+        Job.objects.filter(pk=job_id, state__in=unfinished).update(
+            state=JobState.RUNNING, started_at=timezone.now()
+        )
+    )
+
+
+def job_progress(*, job_id: int, done: int, total: int) -> None:
+    """Report ``done`` of ``total`` steps (a running job only)."""
+    share = min(1.0, done / total) if total else 0.0
+    Job.objects.filter(pk=job_id, state=JobState.RUNNING).update(progress=share)
+
+
+def job_finish(*, job_id: int, result: dict[str, Any]) -> None:
+    Job.objects.filter(pk=job_id).exclude(state=JobState.DONE).update(
+        state=JobState.DONE, progress=1.0, result=result, finished_at=timezone.now()
+    )
+
+
+def job_fail(*, job_id: int, error: str) -> None:
+    Job.objects.filter(pk=job_id).exclude(state=JobState.DONE).update(
+        state=JobState.FAILED, error=error[:2000], finished_at=timezone.now()
+    )
+
+
+def job_get_visible(*, user: Any, job_id: int) -> Job:
+    """A job its owner (or staff) may read; NotFound for anyone else."""
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None or not (user.is_authenticated and (job.owner_id == user.pk or user.is_staff)):
+        raise NotFound(f"No job {job_id}.")
+    return job
