@@ -34,6 +34,13 @@ Rules (ids are stable; findings are stored with pages):
   no longer apply to the reader.
 - ``script-link``, ``active-html``: links and images whose target is a ``javascript:`` or
   ``data:`` URL, script URLs written out, script elements and event handlers.
+- ``jailbreak``: a persona, mode or story (also in Russian, Chinese, Spanish, French,
+  German, Portuguese and Italian) with telling cues close by: rules dropped, refusals
+  forbidden, obedience demanded, a two-voice reply, threats to keep the role; and
+  refusal suppression on its own ("never say 'sorry'").
+- ``tool-abuse``: the reader told to call a tool that sends, deletes or pays, for the
+  page (before replying, without asking, to an outside address, with all the data).
+- ``decode-and-follow``: encoded text the reader must decode and then obey.
 
 Phrase rules run on a normalised copy of the text (NFKC, casefolded, accents and
 invisible characters removed, mixed-script look-alikes folded, letter-by-letter
@@ -44,11 +51,12 @@ blocks render as code, so the HTML, image and hidden-text rules skip them.
 
 The package holds one concern per module: ``normalise`` (the matching copy and its
 offset map), ``phrases`` (the phrase rules, with one module per class of attack:
-``prompt_leak``, ``hijack``, ``memory``, ``permissions``), ``persona`` (role-play
-overrides), ``exfiltration`` (sending data out, in words), ``links`` (URLs that carry
-data out), ``active`` (script and data URLs, scripting HTML), ``hidden`` (invisible
-characters, comments, styling), ``encoded`` (base64), ``code`` (where code spans sit)
-and ``findings`` (what a rule reports and the verdict).
+``prompt_leak``, ``hijack``, ``memory``, ``permissions``, ``tools``), ``persona``
+(role-play overrides), ``jailbreak`` (several jailbreak cues together),
+``exfiltration`` (sending data out, in words), ``links`` (URLs that carry data out),
+``active`` (script and data URLs, scripting HTML), ``hidden`` (invisible characters,
+comments, styling), ``encoded`` (base64), ``code`` (where code spans sit) and
+``findings`` (what a rule reports and the verdict).
 
 Pure Python on purpose: the command line, the services and the bench share it. Bump
 ``SCANNER_VERSION`` whenever a rule changes, so that stored verdicts are refreshed.
@@ -62,6 +70,7 @@ from wiki.scanner.encoded import base64_findings
 from wiki.scanner.exfiltration import exfiltration_findings
 from wiki.scanner.findings import SEVERITY_RANK, Finding, Severity, excerpt, is_flagged, merge
 from wiki.scanner.hidden import comment_findings, hidden_style_findings, invisible_findings
+from wiki.scanner.jailbreak import jailbreak_findings
 from wiki.scanner.links import link_findings
 from wiki.scanner.normalise import Normalised, normalise
 from wiki.scanner.persona import persona_findings
@@ -79,7 +88,7 @@ __all__ = [
     "scan",
 ]
 
-SCANNER_VERSION = 2
+SCANNER_VERSION = 3
 # Base64 inside base64 is decoded this many times, no more.
 MAX_DECODE_DEPTH = 2
 
@@ -93,6 +102,7 @@ def scan(text: str, *, _depth: int = 0) -> list[Finding]:
     found = [
         *phrase_findings(norm),
         *persona_findings(norm),
+        *jailbreak_findings(norm),
         *exfiltration_findings(norm, code),
         *link_findings(text, code),
         *active_findings(text, code),

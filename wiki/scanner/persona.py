@@ -12,7 +12,7 @@ from wiki.scanner.normalise import Normalised
 from wiki.scanner.words import rx
 
 # How far apart (in normalised characters) the persona and what it drops may sit.
-REACH = 1200
+REACH = 2500
 # Modes that only exist to take the reader's rules away ("dark mode" is not one).
 MODE = (
     r"(?:developer|dev|dan|god|jailbreak|jailbroken|evil|unrestricted|unfiltered|uncensored|"
@@ -136,6 +136,9 @@ def persona_findings(norm: Normalised) -> list[Finding]:
     found = []
     for start, end in personas:
         k = bisect_left(unbound, start - REACH)
+        # Words both patterns read ("stay in character") are no pair.
+        while k < len(unbound) and start <= unbound[k] < end:
+            k += 1
         if k < len(unbound) and unbound[k] <= end + REACH:
             found.append(
                 finding(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wiki.scanner import hijack, memory, permissions, prompt_leak
+from wiki.scanner import hijack, jailbreak, memory, permissions, prompt_leak, tools
 from wiki.scanner.findings import Finding, finding
 from wiki.scanner.normalise import Normalised
 from wiki.scanner.words import ANY_WORD, PhraseRule, S, occurrences, rx
@@ -333,7 +333,12 @@ PHRASE_RULES += [
             rf"|\b{AI_READER} (?:(?:that|who|which) )?(?:read|reads|reading|process|processes|"
             r"processing|summari[sz]e|summari[sz]ing|ingest|ingesting|see|seeing) this\b"
             rf"|\bfor {AI_READER} only\b"
-            r"|(?:^|[.!?]\s|,\s?)(?:assistant|ai|agent|bot|claude|chatgpt|gpt|copilot|gemini),\s"
+            r"|(?:^|[.!?]\s)(?:assistant|ai|agent|bot|claude|chatgpt|gpt|copilot|gemini),\s"
+            # Mid-sentence, only when an order follows: "User, Agent, Tool" is a list.
+            r"|,\s?(?:assistant|ai|agent|bot|claude|chatgpt|gpt|copilot|gemini),\s(?=(?:please|"
+            r"you|your|ignore|disregard|forget|do|don't|make|send|read|write|tell|remember|note|"
+            r"always|never|from now|before|when|execute|run|open|delete|share|include|reply|"
+            r"respond|answer|output|print|stop|now|go|use|call|fetch)\b)"
             r"|\btodo\((?:agent|ai|assistant|llm|bot)\)"
             r"|\b(?:ai|llm) (?:assistants?|agents?|models?|bots?)\s*:"
             r"|\b(?:nota|mensaje) para (?:el |la )?(?:asistente|ia|agente)\b"
@@ -449,7 +454,14 @@ PHRASE_RULES += [
 ]
 
 # Rules of their own modules, one class of attack each.
-PHRASE_RULES += [*prompt_leak.RULES, *hijack.RULES, *memory.RULES, *permissions.RULES]
+PHRASE_RULES += [
+    *prompt_leak.RULES,
+    *hijack.RULES,
+    *memory.RULES,
+    *permissions.RULES,
+    *jailbreak.RULES,
+    *tools.RULES,
+]
 
 
 def _parse_anchors(spec: str) -> tuple[tuple[str, bool], ...]:

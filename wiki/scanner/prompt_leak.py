@@ -177,3 +177,65 @@ RULES = [
         120,
     ),
 ]
+
+# Showing what came before in the conversation: the reader's prompt under other names
+# ("your initialization", "the messages you received", "everything so far").
+REPEAT = (
+    r"(?:repeat|recite|print(?: out)?|output|show(?: me)?|display|reveal|dump|paste|copy(?: and"
+    r" output)?|type out|write out|reproduce|echo(?: back)?|list|give me|tell me|say|return|"
+    r"provide|summari[sz]e|recount|translate|convert|put|export|spell out|read back)"
+)
+WHICH = (
+    r"(?:all|every|each|the|your|our|of|everything(?: (?:in|from))?|whole|entire|full|"
+    r"complete|exact|very|original|initial|first|previous|prior|preceding|earlier|above|last|"
+    r"active|current|hidden|operating|single|\d+|(?:text|contents?|words?) of|user)"
+)
+# Verbs that only show: "copy the prompt above into the form" is an ordinary step.
+SHOW = r"(?:repeat|recite|print(?: out)?|output|reveal|dump|echo(?: back)?|reproduce|spell out)"
+CONVERSATION = (
+    r"(?:messages?|sentences|conversation|chat|tokens|initiali[sz]ation|context(?: window)?|"
+    r"system context|everything|all)"
+)
+PRIOR = (
+    r"(?:instructions?|messages?|sentences|prompts?|conversation|chat|commands|tokens|"
+    r"initiali[sz]ation|context(?: window)?|system context|directives)"
+)
+AS_GIVEN = (
+    r"(?:verbatim|word for word|without (?:any )?(?:modifications?|changes|alterations?|"
+    r"changing (?:anything|a word))|unmodified|(?:and )?not modified|exactly as (?:written|"
+    r"given)|you(?:'ve| have)? (?:saw|seen|received|were given|got|have been given|were"
+    r" initiali[sz]ed with|came across)|(?:in|of|from) (?:this|our|the) (?:conversation|chat|"
+    r"session|context(?: window)?)|(?:in|of|from) your (?:context(?: window)?|memory|prompt|"
+    r"instructions|system|initiali[sz]ation))"
+)
+RULES += [
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "asks the reader to repeat what it was given before the page",
+        rx(
+            rf"\b{REPEAT}(?:{S}{WHICH}){{0,6}}{S}{PRIOR}{S}{AS_GIVEN}"
+            rf"|\b{REPEAT}{S}(?:all|every|each|everything)(?:{S}(?:of|the|your|our|single))*"
+            r"(?: (?:previous|prior|preceding|earlier|above|initial|original|first))+"
+            rf"(?: \w+)?{S}{PRIOR}\b"
+            rf"|\b{SHOW}(?:{S}{WHICH}){{0,6}}{S}{CONVERSATION}{S}(?:so far|above|before this|"
+            r"(?:that|which) (?:came|come|appears?|appeared) (?:before|above))\b"
+            rf"|\b{REPEAT}(?:{S}{WHICH}){{0,6}}{S}(?:text|words|lines|everything|section|"
+            rf"content|contents)(?:{S}(?:above|before|so far))?{S}{AS_GIVEN}"
+            rf"|\b{REPEAT}(?:{S}{WHICH}){{0,5}}{S}your(?:{S}{WHICH}){{0,3}}{S}"
+            r"(?:initiali[sz]ation|system context|context window|operating instructions|"
+            r"(?:initial|first|original|base|hidden) (?:instructions|prompt)|instructions you"
+            r" were (?:given|initiali[sz]ed with))\b"
+            r"|\bwhat (?:are|were) (?:all )?(?:the )?(?:sentences|words|instructions|messages|"
+            r"lines)(?: (?:in|of) (?:the|this|our|your) \w+)? (?:that )?you (?:saw|received|were"
+            r" given|have seen|got)\b"
+            rf"|\b{REPEAT}(?:{S}{WHICH}){{0,4}}{S}(?:text|words|everything) (?:before|above|"
+            r"preceding) [\"'\u201c\u2018]"
+        ),
+        "repeat recite print output show display reveal dump paste copy type write echo list "
+        "give tell say return provide summari recount translate convert put export spell "
+        "read what_are what_were",
+        10,
+        200,
+    ),
+]
