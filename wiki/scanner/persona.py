@@ -136,8 +136,8 @@ def persona_findings(norm: Normalised) -> list[Finding]:
     found = []
     for start, end in personas:
         k = bisect_left(unbound, start - REACH)
-        # Words both patterns read ("stay in character") are no pair.
-        while k < len(unbound) and start <= unbound[k] < end:
+        # The same words read by both patterns ("stay in character") are no pair.
+        if k < len(unbound) and unbound[k] == start:
             k += 1
         if k < len(unbound) and unbound[k] <= end + REACH:
             found.append(
