@@ -73,7 +73,7 @@ from wiki.scanner.hidden import comment_findings, hidden_style_findings, invisib
 from wiki.scanner.jailbreak import jailbreak_findings
 from wiki.scanner.links import link_findings
 from wiki.scanner.normalise import Normalised, normalise
-from wiki.scanner.persona import persona_findings
+from wiki.scanner.persona import persona_findings, persona_spans
 from wiki.scanner.phrases import phrase_findings
 
 __all__ = [
@@ -99,10 +99,11 @@ def scan(text: str, *, _depth: int = 0) -> list[Finding]:
         return []
     norm = normalise(text)
     code = CodeMask(text)
+    personas = persona_spans(norm.text)
     found = [
         *phrase_findings(norm),
-        *persona_findings(norm),
-        *jailbreak_findings(norm),
+        *persona_findings(norm, personas),
+        *jailbreak_findings(norm, personas),
         *exfiltration_findings(norm, code),
         *link_findings(text, code),
         *active_findings(text, code),

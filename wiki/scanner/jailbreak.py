@@ -14,11 +14,12 @@ one pass per cue. One of the kinds must be the framing itself.
 # ruff: noqa: RUF001
 from __future__ import annotations
 
+import re
 from collections import deque
 
 from wiki.scanner.findings import Finding, finding
 from wiki.scanner.normalise import Normalised
-from wiki.scanner.persona import PERSONA, UNBOUND
+from wiki.scanner.persona import UNBOUND
 from wiki.scanner.words import PhraseRule, rx
 
 # How far apart (in normalised characters) the cues of one framing may sit.
@@ -145,13 +146,7 @@ ENFORCED = rx(
 
 # The same framings and dropped rules in other languages (accents are stripped).
 FRAMING_ELSEWHERE = rx(
-    r"\b(?:ты|вы) (?:теперь|сейчас|будешь|будете|станешь|станете)\b"
-    r"|(?<!\w)с этого момента\b"
-    r"|\b(?:притвор\w+|представь\w*|сыграй\w*|играй\w*|действуй\w*|веди себя|отвечай\w*)"
-    r" (?:как|что|роль|за)\b"
-    r"|(?<!\w)режим\w* (?:dan|разработчика|бога|без ограничений)"
-    r"|(?<!\w)вымышленн\w+ персонаж"
-    r"|\b(?:personaje|personagem|personnage|figur|persona|personaggio) (?:ficticio|ficticia|"
+    r"\b(?:personaje|personagem|personnage|figur|persona|personaggio) (?:ficticio|ficticia|"
     r"ficticio|fictif|fictive|fiktive|immaginario|llamad[oa]|chamad[oa]|nomme|namens)\b"
     r"|\b(?:a partir de ahora|de ahora en adelante|a partir de agora|a partir de maintenant|"
     r"desormais|ab jetzt|von nun an|da ora in poi|d'ora in poi)\b"
@@ -160,27 +155,40 @@ FRAMING_ELSEWHERE = rx(
     r"ora sei)\b"
     r"|\bmodo (?:desarrollador|desenvolvedor|sviluppatore|dan)\b|\bmode (?:developpeur|dan)\b"
     r"|\bentwicklermodus\b"
+)
+FRAMING_CYRILLIC_CJK = rx(
+    r"\b(?:ты|вы) (?:теперь|сейчас|будешь|будете|станешь|станете)\b"
+    r"|(?<!\w)с этого момента\b"
+    r"|\b(?:притвор\w+|представь\w*|сыграй\w*|играй\w*|действуй\w*|веди себя|отвечай\w*)"
+    r" (?:как|что|роль|за)\b"
+    r"|(?<!\w)режим\w* (?:dan|разработчика|бога|без ограничений)"
+    r"|(?<!\w)вымышленн\w+ персонаж"
     r"|你现在是|你将扮演|你要扮演|扮演一个|角色扮演|假装你是|从现在开始|开发者模式|越狱模式"
 )
 UNBOUND_ELSEWHERE = rx(
-    r"(?<!\w)без (?:каких-либо |всяких |любых )?(?:ограничений|цензуры|фильтр\w*|правил|морали)"
-    r"|\b(?:аморальн\w+|неэтичн\w+|незаконн\w+|нефильтрованн\w+|безнравственн\w+)"
-    r"|(?<!\w)никогда не (?:отказыва\w+|откаж\w+)|(?<!\w)не (?:заботится|волнует|соблюда\w+)"
-    r"|\b(?:sin|sem|sans|ohne|senza) (?:ninguna |nenhuma |aucune |jegliche |alcuna )?"
+    r"\b(?:sin|sem|sans|ohne|senza) (?:ninguna |nenhuma |aucune |jegliche |alcuna )?"
     r"(?:restricciones|restricoes|restrictions|einschrankungen|restrizioni|filtros?|filtres?|"
     r"filter|filtri|censura|censure|zensur|limites|limiti|regras|reglas|regles|regeln|regole)\b"
     r"|\b(?:inmoral|unmoralisch|amorale|sans morale)\b"
     r"|\b(?:nunca|jamais|niemals|mai) (?:rechaza|rechazas|recusa|recusas|refuse|refuses|"
     r"verweigert|verweigerst|rifiuta|rifiuti)\b"
+)
+UNBOUND_CYRILLIC_CJK = rx(
+    r"(?<!\w)без (?:каких-либо |всяких |любых )?(?:ограничений|цензуры|фильтр\w*|правил|морали)"
+    r"|\b(?:аморальн\w+|неэтичн\w+|незаконн\w+|нефильтрованн\w+|безнравственн\w+)"
+    r"|\bникогда не (?:отказыва\w+|откаж\w+)|\bне (?:заботится|волнует|соблюда\w+)"
     r"|没有任何限制|不受任何限制|没有限制|不受限制|无视|不会拒绝|从不拒绝|没有道德|不道德|违法|"
     r"不受道德|没有任何道德|不遵守"
 )
+# Only pages with Cyrillic or CJK letters are read for the cues in those scripts.
+_CYRILLIC_CJK = re.compile(r"[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff]")
 
-CUES = (
-    ("framing", PERSONA),
+FRAMINGS = (
     ("framing", CHARACTER),
     ("fiction", FICTION),
     ("framing", FRAMING_ELSEWHERE),
+)
+CUES = (
     ("maker named", MAKER),
     ("rules dropped", UNBOUND),
     ("rules dropped", UNBOUND_ELSEWHERE),
@@ -191,15 +199,41 @@ CUES = (
 )
 
 
-def _cues(text: str) -> list[tuple[int, int, str]]:
-    """Every cue in ``text``: (start, end, kind), in order of position; words that two
-    patterns read count once, for the first."""
-    found = sorted(
+def _cues(text: str, personas: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """Every cue in ``text`` within ``WINDOW`` of a framing (``personas`` are the persona
+    framings, already found): (start, end, kind), in order of position; words that two
+    patterns read count once, for the first. Framings are rare, so the other cues are
+    looked for near them only."""
+    framings, cues = list(FRAMINGS), list(CUES)
+    if _CYRILLIC_CJK.search(text):
+        framings.append(("framing", FRAMING_CYRILLIC_CJK))
+        cues.append(("rules dropped", UNBOUND_CYRILLIC_CJK))
+    found = [(start, end, "framing") for start, end in personas if end > start]
+    found += [
         (match.start(), match.end(), kind)
-        for kind, pattern in CUES
+        for kind, pattern in framings
         for match in pattern.finditer(text)
         if match.end() > match.start()
+    ]
+    if not found:
+        return []
+    spans = sorted(
+        (max(0, start - WINDOW), min(len(text), end + WINDOW)) for start, end, _ in found
     )
+    windows: list[tuple[int, int]] = []
+    for start, end in spans:
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
+        else:
+            windows.append((start, end))
+    found += [
+        (match.start(), match.end(), kind)
+        for kind, pattern in cues
+        for start, end in windows
+        for match in pattern.finditer(text, start, end)
+        if match.end() > match.start()
+    ]
+    found.sort()
     kept: list[tuple[int, int, str]] = []
     for cue in found:
         if not kept or cue[0] >= kept[-1][1]:
@@ -218,10 +252,10 @@ def _telling(counts: dict[str, int]) -> bool:
     return "fiction" in counts and telling and len(others) >= OTHER_KINDS_NEEDED
 
 
-def jailbreak_findings(norm: Normalised) -> list[Finding]:
+def jailbreak_findings(norm: Normalised, personas: list[tuple[int, int]]) -> list[Finding]:
     """Stretches where a framing and telling cues sit within ``WINDOW`` of each other,
     one finding per stretch."""
-    cues = _cues(norm.text)
+    cues = _cues(norm.text, personas)
     found: list[Finding] = []
     window: deque[tuple[int, int, str]] = deque()
     counts: dict[str, int] = {}
@@ -269,8 +303,9 @@ RULES = [
             r"|\b(?:do not|don't|never|must not)(?: ever)? apologi[sz]e\b[^\n]{0,120}?\b(?:do not|"
             r"don't|never|no)(?: \w+){0,2}? (?:notes?|disclaimers?|warnings?|caveats)\b"
         ),
-        "say use write output include type utter refuse decline reject deny apologi",
-        60,
+        "sorry cannot can't unable apologi unfortunately as_an_ai not_able refus declin reject "
+        "deny",
         160,
+        200,
     ),
 ]

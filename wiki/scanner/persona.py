@@ -119,10 +119,15 @@ UNBOUND = rx(
 )
 
 
-def persona_findings(norm: Normalised) -> list[Finding]:
-    """A persona or mode with dropped rules within ``REACH`` of it, once per persona."""
+def persona_spans(text: str) -> list[tuple[int, int]]:
+    """Where a persona or mode is set up in the normalised ``text``."""
+    return [m.span() for m in PERSONA.finditer(text)]
+
+
+def persona_findings(norm: Normalised, personas: list[tuple[int, int]]) -> list[Finding]:
+    """A persona or mode (``personas``, from ``persona_spans``) with dropped rules within
+    ``REACH`` of it, once per persona."""
     text = norm.text
-    personas = [m.span() for m in PERSONA.finditer(text)]
     if not personas:
         return []
     # Personas are rare, so what they would drop is looked for near them only.

@@ -232,10 +232,11 @@ RULES += [
             rf"|\b{REPEAT}(?:{S}{WHICH}){{0,4}}{S}(?:text|words|everything) (?:before|above|"
             r"preceding) [\"'\u201c\u2018]"
         ),
-        "repeat recite print output show display reveal dump paste copy type write echo list "
-        "give tell say return provide summari recount translate convert put export spell "
-        "read what_are what_were",
-        10,
-        200,
+        "instruction message sentence prompt conversation =chat command token initiali context "
+        "directive everything verbatim word_for_word unmodified not_modified without_modif "
+        "without_change without_alter exactly_as text_before text_above words_before "
+        "words_above everything_before",
+        160,
+        120,
     ),
 ]

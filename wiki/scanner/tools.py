@@ -42,8 +42,8 @@ RULES = [
             r" (?:all |the full |the entire |the whole )?(?:the )?(?:conversation|chat|history|"
             r"messages|customer list|user data|contents?)\b"
         ),
-        "call invoke use run execute trigger fire before when after",
-        5,
+        "call invoke =use =run execut trigger =fire",
+        120,
         300,
     ),
     PhraseRule(
