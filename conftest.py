@@ -139,6 +139,22 @@ def staff_client(staff) -> Client:
 
 
 @pytest.fixture
+def remember(django_capture_on_commit_callbacks) -> Callable:
+    """Store a fact for ``user`` through the write service, running the on-commit
+    embedding inline (tasks are eager in unit tests)."""
+    from facts.services import fact_create
+    from teams.services import Actor
+
+    def store(user, content: str, **data: object):
+        with django_capture_on_commit_callbacks(execute=True):
+            result = fact_create(actor=Actor(user=user), data={"content": content, **data})
+        result.fact.refresh_from_db()
+        return result.fact
+
+    return store
+
+
+@pytest.fixture
 def make_token() -> Callable:
     """Create an agent token; returns (token, secret)."""
     from teams.services import Actor, agent_token_create

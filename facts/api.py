@@ -25,6 +25,7 @@ from facts.schemas import (
 )
 from facts.selectors import fact_as_dict
 from memoryhub.errors import InvalidInput
+from memoryhub.forget import memory_forget
 from memoryhub.paging import next_page_url, page_window_check
 from teams.auth import read_auth, write_auth
 from teams.services import Actor, audit_log
@@ -190,14 +191,17 @@ def update_memory(
     return fact_as_dict(fact)
 
 
-@router.delete("/memories/{fact_id}", response={204: None}, auth=write_auth)
-def delete_memory(request: HttpRequest, fact_id: int) -> Status:
+@router.delete("/memories/{fact_id}", response={200: dict, 204: None}, auth=write_auth)
+def delete_memory(request: HttpRequest, fact_id: int, cascade: bool = False) -> Status:
     """Delete a memory you own, with its index entries and vector (with `If-Match`,
-    only if it is still the version you read)."""
+    only if it is still the version you read). With `cascade=true` it is forgotten with
+    everything derived from it, as `POST /api/forget` does, and the answer is the
+    receipt."""
     fact = selectors.fact_get_visible(user=request.user, fact_id=fact_id)
-    services.fact_delete(
-        actor=Actor.from_request(request), fact=fact, expected_version=_if_match(request)
-    )
+    actor = Actor.from_request(request)
+    if cascade:
+        return Status(200, memory_forget(actor=actor, topic=f"fact {fact_id}", ids=[fact_id]))
+    services.fact_delete(actor=actor, fact=fact, expected_version=_if_match(request))
     return Status(204, None)
 
 

@@ -1,6 +1,8 @@
 """Reads of the fact store. Every one starts from ``Fact.objects.visible_to(user)``."""
 
+import logging
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -8,11 +10,14 @@ from django.db.models import Count, QuerySet
 
 from facts.dedupe import KEYS_VERSION
 from facts.models import Category, Fact, Layer, MemoryConfig, Status
-from facts.search import FACT_FTS
+from facts.search import FACT_FTS, FACT_VECTORS
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import id_of
 from memoryhub.search import match_all
+from memoryhub.search.text import query_terms
 from teams.services import TEAM_NAME_MAX
+
+logger = logging.getLogger(__name__)
 
 SORTS = {
     "newest": ("-created_at", "-id"),
@@ -199,3 +204,64 @@ def fact_as_dict(fact: Fact) -> dict[str, Any]:
         },
         "embedded_with": fact.embedding_model or None,
     }
+
+
+# --- Forgetting -------------------------------------------------------------------------
+
+# Vector matches of a topic at least this close count as being about it.
+FORGET_SIMILARITY = 0.5
+FORGET_MAX_MATCHES = 5000
+FORGET_VECTOR_CANDIDATES = 200
+
+
+@dataclass
+class ForgetMatch:
+    fact: Fact
+    why: list[str]  # what matched: the topic's words, and how close in meaning
+
+
+def fact_forget_preview(
+    *, user: Any, topic: str, similarity: float = FORGET_SIMILARITY
+) -> list[ForgetMatch]:
+    """Every fact of ``user``'s own about ``topic``, in any category, layer or status:
+    those holding every word of it, and those close to it in meaning. Each says why it
+    matched. (A team admin deletes others' team facts one by one; a forget is about
+    what one's own memory holds.)"""
+    if not isinstance(topic, str) or not topic.strip():
+        raise InvalidInput("Name the topic to forget.")
+    if len(topic) > 500:
+        raise InvalidInput("A topic is at most 500 characters.")
+    scope = Fact.objects.filter(owner_id=user.pk) if user.is_authenticated else Fact.objects.none()
+    why: dict[int, list[str]] = {}
+    terms = query_terms(topic)
+    hits = FACT_FTS.search(
+        match_all(topic, prefix_last=False, drop_stopwords=True),
+        limit=FORGET_MAX_MATCHES,
+        within=scope,
+    )
+    for hit in hits:
+        why[hit.id] = [f"holds the words {', '.join(terms)}"]
+    vector = _topic_vector(topic)
+    if vector is not None:
+        for hit in FACT_VECTORS.knn(vector, k=FORGET_VECTOR_CANDIDATES, within=scope):
+            if hit.similarity >= similarity:
+                why.setdefault(hit.id, []).append(f"close in meaning ({hit.similarity:.2f})")
+    found = scope.select_related("owner", "team").in_bulk(list(why)[:FORGET_MAX_MATCHES])
+    matches = [ForgetMatch(fact=found[i], why=why[i]) for i in why if i in found]
+    matches.sort(key=lambda m: (-len(m.why), -m.fact.pk))
+    return matches
+
+
+def _topic_vector(topic: str) -> Any:
+    """The topic's embedding, or None when embeddings are off or the embedder fails
+    (the preview then matches by words alone)."""
+    config = memory_config_get()
+    if not config.embeddings_enabled:
+        return None
+    from facts.services import current_embedder
+
+    try:
+        return current_embedder(config).embed([topic])[0]
+    except Exception:  # the embedder is an edge we do not own: words still match
+        logger.warning("Embedding a topic to forget failed; matching by words only")
+        return None

@@ -8,10 +8,12 @@ from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
 from memoryhub.errors import ApplicationError
+from memoryhub.forget import memory_forget, memory_forget_preview
 from memoryhub.health import health_report
 from memoryhub.jobs import job_get_visible
 from memoryhub.unicode import require_storable_text
-from teams.auth import read_auth
+from teams.auth import read_auth, write_auth
+from teams.services import Actor
 
 
 class StorableJsonParser(Parser):
@@ -96,6 +98,53 @@ class JobOut(Schema):
 def job(request: HttpRequest, job_id: int) -> dict:
     """A piece of long work you started (staff: anyone's): state, progress, result."""
     return job_get_visible(user=request.user, job_id=job_id).as_dict()
+
+
+class ForgetIn(Schema):
+    topic: str = Field(description="What to forget, in words: matched by words and meaning")
+    dry_run: bool = Field(False, description="Only preview the matches")
+    ids: list[int] | None = Field(
+        None, description="The facts to forget, chosen from the preview (default: all of it)"
+    )
+
+
+class ForgetMatchOut(Schema):
+    id: int
+    content: str
+    category: str
+    layer: int
+    status: str
+    visibility: str
+    why: list[str]
+
+
+class ForgetPreviewOut(Schema):
+    topic: str
+    matches: list[ForgetMatchOut]
+    count: int
+
+
+class ForgetReceiptOut(Schema):
+    receipt_id: int
+    topic: str
+    removed: dict[str, int]
+    regenerated: list[int]
+    fact_ids: list[int]
+    wiki_pages_not_editable: list[int]
+
+
+@api.post("/forget", response=ForgetPreviewOut | ForgetReceiptOut, tags=["forget"], auth=write_auth)
+def forget(request: HttpRequest, payload: ForgetIn) -> dict:
+    """Forget a topic. With `dry_run` first: every fact of yours about it, across
+    categories and layers, each with why it matched. Then with the `ids` you chose (or
+    none: every match): those facts go with everything derived from them (earlier
+    wordings, summaries and profiles left without sources; others are rebuilt from
+    what remains), their vectors, index rows and wiki quotations. The answer is the
+    receipt; the audit log keeps the topic and the counts, never the content."""
+    actor = Actor.from_request(request)
+    if payload.dry_run:
+        return memory_forget_preview(actor=actor, topic=payload.topic)
+    return memory_forget(actor=actor, topic=payload.topic, ids=payload.ids)
 
 
 @api.get("/health", response=HealthOut, tags=["health"], auth=None)

@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/", api.urls),
     path("admin/", admin.site.urls),
     path("", include("teams.urls")),
+    path("memory/forget/", views.forget_view, name="forget"),
     path("memory/", include("facts.urls")),
     path("codegraph/", include("codegraph.urls")),
     path("wiki/", include("wiki.urls")),

@@ -4,8 +4,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import Resolver404
 
+from memoryhub.errors import ApplicationError, InvalidInput
+from memoryhub.forget import memory_forget, memory_forget_preview
+from memoryhub.refs import id_of
 from teams.selectors import agent_token_list, memberships_of
-from teams.services import memory_settings_get
+from teams.services import Actor, memory_settings_get
 
 
 @login_required
@@ -81,3 +84,30 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
         reason="This form could not be checked (it expired, or cookies are blocked): "
         "go back, reload the page and send it again.",
     )
+
+
+# --- Forget a topic -----------------------------------------------------------------------
+
+
+@login_required
+def forget_view(request: HttpRequest) -> HttpResponse:
+    """Forget topic: GET previews the facts about a topic (``?topic=``), each with why it
+    matched; POST forgets the ones ticked, with all that derives from them, and shows
+    the receipt."""
+    actor = Actor.from_request(request)
+    topic = (request.POST.get("topic") or request.GET.get("topic") or "").strip()
+    context: dict = {"topic": topic, "preview": None, "receipt": None, "error": ""}
+    status = 200
+    try:
+        if request.method == "POST":
+            ids = [id_of(value) for value in request.POST.getlist("ids")]
+            if not ids or None in ids:
+                raise InvalidInput("Tick the facts to forget.")
+            context["receipt"] = memory_forget(actor=actor, topic=topic, ids=ids)
+        elif topic:
+            context["preview"] = memory_forget_preview(actor=actor, topic=topic)
+    except ApplicationError as exc:
+        context["error"], status = exc.message, exc.status_code
+    partial = bool(getattr(request, "htmx", False)) and not request.htmx.history_restore_request
+    template = "forget.html#forget-result" if partial else "forget.html"
+    return render(request, template, context, status=status)

@@ -425,7 +425,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     def get(client, url, **params) -> str:
         response = client.get(url, params)
         assert response.status_code < 500, (url, response.status_code)
-        return without_echo(response.content.decode(), params.get("q"))
+        return without_echo(response.content.decode(), params.get("q") or params.get("topic"))
 
     actor = Actor(user=user)
     yield "GET /api/memories", get(api, "/api/memories", limit=200)
@@ -464,6 +464,12 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         with contextlib.suppress(ApplicationError):
             yield f"wiki_read {slug}", str(wiki_read(actor=actor, title_or_slug=slug).data)
     for marker in searched:
+        preview = api.post(
+            "/api/forget", {"topic": marker, "dry_run": True}, content_type="application/json"
+        )
+        assert preview.status_code == 200, preview.content
+        yield f"POST /api/forget {marker}", without_echo(preview.content.decode(), marker)
+        yield f"GET /memory/forget/?topic={marker}", get(session, "/memory/forget/", topic=marker)
         yield f"GET /api/memories/search?q={marker}", get(api, "/api/memories/search", q=marker)
         yield f"GET /api/wiki/search?q={marker}", get(api, "/api/wiki/search", q=marker)
         yield f"GET /api/codegraph/query?q={marker}", get(api, "/api/codegraph/query", q=marker)
@@ -480,7 +486,11 @@ def without_echo(text: str, query: str | None) -> str:
     "no match for ..." line): those show the asker's own words, not a stored row."""
     if not query:
         return text
-    for echo in (f'value="{query}"', f"q={query}", f"'{query}'", f'"query": "{query}"'):
+    echoes = (
+        f'value="{query}"', f"q={query}", f"topic={query}", f"'{query}'", f"“{query}”",
+        f'"query": "{query}"', f'"topic": "{query}"',
+    )  # fmt: skip
+    for echo in echoes:
         text = text.replace(echo, "")
     return text
 

@@ -26,6 +26,7 @@ from schemathesis import GenerationMode
 
 from codegraph.services import code_project_scan_request
 from facts.services import fact_create
+from memoryhub.jobs import job_create
 from memoryhub.wsgi import application
 from teams.services import Actor
 from wiki.services import wiki_page_upsert
@@ -58,6 +59,7 @@ def test_no_request_gets_a_server_error(
         "fact_id": fact_create(actor=actor, data={"content": "Staging runs PostgreSQL 16"}).fact.pk,
         "slug": wiki_page_upsert(actor=actor, title="Runbook", content="# Steps").page.slug,
         "project_id": code_project_scan_request(actor=actor, name="app", path=str(tmp_path)).pk,
+        "job_id": job_create(owner=owner, kind="import").pk,
     }
     _, secret = make_token(owner)
     headers = {"Authorization": f"Bearer {secret}"}
@@ -147,6 +149,7 @@ def test_odd_strings_in_any_field_never_get_a_server_error(
         "fact_id": fact_create(actor=actor, data={"content": "Staging runs PostgreSQL 16"}).fact.pk,
         "slug": wiki_page_upsert(actor=actor, title="Runbook", content="# Steps").page.slug,
         "project_id": code_project_scan_request(actor=actor, name="app", path=str(tmp_path)).pk,
+        "job_id": job_create(owner=owner, kind="import").pk,
     }
     _, secret = make_token(owner)
     client = Client(headers={"Authorization": f"Bearer {secret}"}, raise_request_exception=False)

@@ -16,6 +16,7 @@ ODD = [
 QUERY = [
     "q", "page", "team", "layer", "category", "visibility", "status", "sort", "project",
     "kind", "mode", "limit", "symbol", "module", "new", "old", "offset", "tag", "flagged",
+    "topic",
 ]  # fmt: skip
 FORM = [
     "content", "category", "importance", "confidence", "sentiment", "visibility", "team",
@@ -23,6 +24,7 @@ FORM = [
     "name", "path", "exclude", "username", "role", "active_team", "default_visibility",
     "scopes", "fleet", "rrf_k", "recall_max_items", "recall_char_budget",
     "max_active_facts", "dedupe_similarity", "weight_importance", "embeddings_enabled",
+    "topic", "ids",
     "embeddings_provider", "embeddings_url", "memory_enabled",
 ]  # fmt: skip
 
@@ -37,7 +39,8 @@ def pages(staff, settings, tmp_path) -> dict[str, list[str]]:
     page = wiki_page_upsert(actor=actor, title="Runbook", content="# Steps").page
     return {
         "get": [
-            "/", "/memory/", "/memory/chart/", "/memory/embeddings/", "/memory/settings/",
+            "/", "/memory/", "/memory/forget/", "/memory/chart/", "/memory/embeddings/",
+            "/memory/settings/",
             f"/memory/{fact.pk}/", f"/memory/{fact.pk}/edit/", "/wiki/", "/wiki/new/",
             "/wiki/review/", f"/wiki/{page.pk}/", f"/wiki/{page.pk}/history/",
             f"/wiki/{page.pk}/diff/", "/codegraph/", "/codegraph/search/",
@@ -45,7 +48,8 @@ def pages(staff, settings, tmp_path) -> dict[str, list[str]]:
             "/settings/",
         ],
         "post": [
-            "/memory/recall/", "/memory/settings/", f"/memory/{fact.pk}/edit/", "/wiki/new/",
+            "/memory/recall/", "/memory/forget/", "/memory/settings/", f"/memory/{fact.pk}/edit/",
+            "/wiki/new/",
             "/wiki/preview/", f"/wiki/{page.pk}/edit/", "/codegraph/add/", "/teams/new/",
             "/agents/", "/settings/",
         ],

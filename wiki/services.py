@@ -440,3 +440,49 @@ def wiki_pages_rescan(*, limit: int = 500) -> int:
             **({} if keep_approval else {"approved_by": None, "approved_at": None}),
         )
     return refreshed
+
+
+# --- Forgetting -------------------------------------------------------------------------------
+
+FORGOTTEN = "[forgotten]"
+# Shorter texts are too common to be a quotation of one statement.
+QUOTE_MIN_CHARS = 20
+
+
+@transaction.atomic
+def wiki_quotes_forget(*, actor: Actor, texts: Sequence[str]) -> dict[str, list[int]]:
+    """Take out of the pages ``actor`` may edit, and out of their history, every verbatim
+    quotation of ``texts`` (statements being forgotten), leaving ``[forgotten]``;
+    pages quoting them that the actor cannot edit are listed, not changed."""
+    quotes = sorted({t for t in texts if len(t) >= QUOTE_MIN_CHARS}, key=len, reverse=True)
+    changed: list[int] = []
+    others: list[int] = []
+    if not quotes:
+        return {"changed": changed, "not_editable": others}
+    holding = Page.objects.none()
+    for quote in quotes:
+        holding = holding | Page.objects.filter(content__contains=quote)
+        holding = holding | Page.objects.filter(revisions__content__contains=quote)
+    for page in holding.distinct().select_for_update():
+        if not page.can_be_edited_by(actor.user):
+            others.append(page.pk)
+            continue
+        for revision in page.revisions.all():
+            text = _without(revision.content, quotes)
+            if text != revision.content:
+                PageRevision.objects.filter(pk=revision.pk).update(content=text)
+        page.content = _without(page.content, quotes)
+        Page.objects.filter(pk=page.pk).update(
+            content=page.content, content_hash=page.fingerprint()
+        )
+        _index(page)
+        changed.append(page.pk)
+    if changed:
+        PAGE_FTS.purge()
+    return {"changed": changed, "not_editable": others}
+
+
+def _without(text: str, quotes: Sequence[str]) -> str:
+    for quote in quotes:
+        text = text.replace(quote, FORGOTTEN)
+    return text

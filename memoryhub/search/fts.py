@@ -136,6 +136,12 @@ class FtsIndex:
             marks = ", ".join(["%s"] * len(chunk))
             cursor.execute(f"DELETE FROM {self.table} WHERE rowid IN ({marks})", chunk)
 
+    def purge(self) -> None:
+        """Rewrite the index without the entries of deleted rows: FTS5 only marks them
+        deleted, and their words would stay in its pages until a merge."""
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO {self.table}({self.table}) VALUES ('optimize')")
+
     def _rank(self) -> str:
         return "bm25(" + ", ".join([self.table, *map(str, self.weights)]) + ")"
 

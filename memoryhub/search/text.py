@@ -56,10 +56,10 @@ def match_pairs(terms: list[str], *, anchors: list[str] | None = None) -> str:
     )
 
 
-def match_all(text: str, *, prefix_last: bool = True) -> str:
-    """An FTS5 query matching rows with all the words of ``text``; the last word also
-    matches as a prefix, for search-as-you-type."""
-    terms = list(dict.fromkeys(words(text)))
+def match_all(text: str, *, prefix_last: bool = True, drop_stopwords: bool = False) -> str:
+    """An FTS5 query matching rows with all the words of ``text`` (but stopwords, with
+    ``drop_stopwords``); the last word also matches as a prefix, for search-as-you-type."""
+    terms = query_terms(text, drop_stopwords=drop_stopwords)
     if not terms:
         return ""
     quoted = [_quote(t) for t in terms]

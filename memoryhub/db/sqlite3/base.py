@@ -40,4 +40,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
             # of the machine instead of copied into each connection's own cache.
             connection.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         connection.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        # Deleted content is overwritten in the file, not left on free pages: what is
+        # forgotten is gone from the database file and from any copy made later.
+        connection.execute("PRAGMA secure_delete = ON")
         return connection
