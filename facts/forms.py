@@ -202,3 +202,13 @@ class MemoryConfigForm(forms.ModelForm):
             if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
                 raise ValidationError(f"The budget of {category} must be a whole number >= 0.")
         return budget
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if cleaned.get("llm_url") and not (cleaned.get("llm_model") or "").strip():
+            self.add_error(
+                "llm_model",
+                "Name the model the chat model URL serves (for example gpt-4o-mini or "
+                "llama3.1:8b).",
+            )
+        return cleaned

@@ -218,6 +218,15 @@ class MemoryConfig(models.Model):
     llm_url = models.URLField(blank=True, default="")
     llm_model = models.CharField(max_length=200, blank=True, default="")
     llm_api_key = models.CharField(max_length=500, blank=True, default="")
+    # Calls to the chat model that gave no usable answer, and the latest of them; written
+    # by ``memory_config_llm_error_record`` alone, with UPDATE ... SET n = n + 1, so every
+    # process adds to the same count.
+    llm_error_count = models.PositiveIntegerField(default=0, editable=False)
+    llm_last_error_at = models.DateTimeField(null=True, blank=True, editable=False)
+    llm_last_error_kind = models.CharField(max_length=16, blank=True, default="", editable=False)
+    llm_last_error_message = models.CharField(
+        max_length=300, blank=True, default="", editable=False
+    )
     # The ``facts.dedupe.KEYS_VERSION`` the stored near-duplicate keys were built with
     # (0: never built; the first write builds them).
     fact_keys_version = models.PositiveIntegerField(default=0, editable=False)
