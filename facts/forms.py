@@ -138,6 +138,8 @@ class MemoryConfigForm(forms.ModelForm):
             "llm_api_key": forms.PasswordInput(
                 render_value=False, attrs={"autocomplete": "new-password"}
             ),
+            "embeddings_url": forms.URLInput(),
+            "llm_url": forms.URLInput(attrs={"placeholder": "http://127.0.0.1:11434/v1"}),
             "recall_category_budget": forms.Textarea(attrs={"rows": 2}),
         }
         labels = {

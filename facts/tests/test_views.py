@@ -668,6 +668,38 @@ def test_settings_show_the_chat_model_in_use_and_its_errors(staff_client, staff)
     assert 'name="llm_error_count"' not in page
 
 
+def test_settings_take_a_model_server_on_a_plain_host_name(staff_client):
+    # Containers on one network reach each other as http://ollama:11434.
+    response = staff_client.post(
+        "/memory/settings/",
+        settings_data(
+            llm_url="http://ollama:11434/v1",
+            llm_model="llama3.1:8b",
+            embeddings_url="http://embedder:8080/v1",
+        ),
+    )
+
+    assert response.status_code == 302
+    config = memory_config_get()
+    assert (config.llm_url, config.embeddings_url) == (
+        "http://ollama:11434/v1",
+        "http://embedder:8080/v1",
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://ollama/v1", "ollama:11434", "http://", "http://host:99999/v1", "http://a b/v1"]
+)
+def test_settings_refuse_a_chat_model_url_that_is_not_http(staff_client, url):
+    response = staff_client.post(
+        "/memory/settings/", settings_data(llm_url=url, llm_model="llama3.1:8b")
+    )
+
+    assert response.status_code == 400
+    assert "Enter an http:// or https:// URL" in html_of(response)
+    assert memory_config_get().llm_url == ""
+
+
 def test_settings_refuse_a_chat_model_url_without_a_model_name(staff_client):
     response = staff_client.post(
         "/memory/settings/",
