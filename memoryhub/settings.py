@@ -436,9 +436,9 @@ MEMORY_DEFAULTS = {
 # The chat model client: seconds per attempt (the whole answer, however slowly it comes),
 # attempts after the first (for 429, 5xx, lost connections and timeouts), and calls in
 # flight at once from one process (others wait their turn).
-LLM_TIMEOUT_SECONDS = env_float("MEMORYHUB_LLM_TIMEOUT_SECONDS", 60.0)
-LLM_RETRIES = env_int("MEMORYHUB_LLM_RETRIES", 2)
-LLM_CONCURRENCY = env_int("MEMORYHUB_LLM_CONCURRENCY", 2)
+LLM_TIMEOUT_SECONDS = env_float("MEMORYHUB_LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+LLM_RETRIES = env_int("MEMORYHUB_LLM_RETRIES", 2, minimum=0)
+LLM_CONCURRENCY = env_int("MEMORYHUB_LLM_CONCURRENCY", 2, minimum=1)
 
 # --- CodeGraph --------------------------------------------------------------------------
 
