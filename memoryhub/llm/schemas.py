@@ -19,10 +19,10 @@ from pydantic import (
     computed_field,
 )
 
+from memoryhub.cleaning import MAX_TAG_LENGTH, MAX_TAGS
+
 EXCERPT_LENGTH = 200
 CONTENT_LENGTH = 2000
-MAX_TAGS = 20
-TAG_LENGTH = 64
 NAME_LENGTH = 200
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -64,12 +64,13 @@ def _relation_name(value: str) -> str:
 
 
 def _tags(value: object) -> object:
+    # Models' tags are tidied, not refused: the fact store's limits, extra ones dropped.
     if not isinstance(value, list):
         return value
     seen: dict[str, None] = {}
     for tag in value:
         if isinstance(tag, str):
-            tag = _one_line(tag).lower()[:TAG_LENGTH]
+            tag = _one_line(tag).lower()[:MAX_TAG_LENGTH]
             if tag:
                 seen[tag] = None
     return list(seen)[:MAX_TAGS]
