@@ -138,6 +138,8 @@ class MemoryConfigForm(forms.ModelForm):
             "llm_api_key": forms.PasswordInput(
                 render_value=False, attrs={"autocomplete": "new-password"}
             ),
+            "embeddings_url": forms.URLInput(),
+            "llm_url": forms.URLInput(attrs={"placeholder": "http://127.0.0.1:11434/v1"}),
             "recall_category_budget": forms.Textarea(attrs={"rows": 2}),
         }
         labels = {
@@ -202,3 +204,13 @@ class MemoryConfigForm(forms.ModelForm):
             if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
                 raise ValidationError(f"The budget of {category} must be a whole number >= 0.")
         return budget
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if cleaned.get("llm_url") and not (cleaned.get("llm_model") or "").strip():
+            self.add_error(
+                "llm_model",
+                "Name the model the chat model URL serves (for example gpt-4o-mini or "
+                "llama3.1:8b).",
+            )
+        return cleaned

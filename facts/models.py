@@ -2,8 +2,10 @@
 
 import math
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -186,6 +188,23 @@ class EmbeddingProvider(models.TextChoices):
     LEGACY = "legacy", "Legacy {model, prompt} endpoint"
 
 
+def validate_endpoint_url(value: str) -> None:
+    """An http(s) URL of a model server. Unlike Django's URLValidator, a host name of
+    one label is fine: ``http://ollama:11434/v1`` names a container on the same network."""
+    message = f"Enter an http:// or https:// URL such as http://127.0.0.1:11434/v1, not {value!r}."
+    if not value:
+        return
+    if any(c.isspace() for c in value):
+        raise ValidationError(message)
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number 0-65535
+    except ValueError:
+        raise ValidationError(message) from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValidationError(message)
+
+
 class MemoryConfig(models.Model):
     """The instance's memory settings: one row, edited under Settings -> Memory.
 
@@ -196,7 +215,9 @@ class MemoryConfig(models.Model):
     embeddings_provider = models.CharField(
         max_length=16, choices=EmbeddingProvider.choices, default=EmbeddingProvider.LOCAL
     )
-    embeddings_url = models.URLField(blank=True, default="")
+    embeddings_url = models.CharField(
+        max_length=200, blank=True, default="", validators=[validate_endpoint_url]
+    )
     embeddings_model = models.CharField(max_length=200, blank=True, default="")
     embeddings_api_key = models.CharField(max_length=500, blank=True, default="")
     recall_max_items = models.PositiveIntegerField(default=8)
@@ -215,9 +236,20 @@ class MemoryConfig(models.Model):
     dedupe_similarity = models.FloatField(default=0.92)
     distillation_enabled = models.BooleanField(default=False)
     distillation_every_hours = models.PositiveIntegerField(default=24)
-    llm_url = models.URLField(blank=True, default="")
+    llm_url = models.CharField(
+        max_length=200, blank=True, default="", validators=[validate_endpoint_url]
+    )
     llm_model = models.CharField(max_length=200, blank=True, default="")
     llm_api_key = models.CharField(max_length=500, blank=True, default="")
+    # Calls to the chat model that gave no usable answer, and the latest of them; written
+    # by ``memory_config_llm_error_record`` alone, with UPDATE ... SET n = n + 1, so every
+    # process adds to the same count.
+    llm_error_count = models.PositiveIntegerField(default=0, editable=False)
+    llm_last_error_at = models.DateTimeField(null=True, blank=True, editable=False)
+    llm_last_error_kind = models.CharField(max_length=16, blank=True, default="", editable=False)
+    llm_last_error_message = models.CharField(
+        max_length=300, blank=True, default="", editable=False
+    )
     # The ``facts.dedupe.KEYS_VERSION`` the stored near-duplicate keys were built with
     # (0: never built; the first write builds them).
     fact_keys_version = models.PositiveIntegerField(default=0, editable=False)

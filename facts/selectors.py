@@ -41,6 +41,19 @@ def memory_config_get() -> MemoryConfig:
     return config
 
 
+def chat_model_status(*, config: MemoryConfig) -> dict[str, Any]:
+    """What Settings -> Memory shows about the chat model: which one is in use (none:
+    the offline rules) and the calls that failed, as stored (not as a form edits them)."""
+    return {
+        "url": config.llm_url,
+        "model": config.llm_model,
+        "error_count": config.llm_error_count,
+        "last_error_at": config.llm_last_error_at,
+        "last_error_kind": config.llm_last_error_kind,
+        "last_error_message": config.llm_last_error_message,
+    }
+
+
 def fact_list_visible(
     *, user: Any, filters: dict[str, Any] | None = None, sort: str = "newest"
 ) -> QuerySet[Fact]:

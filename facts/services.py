@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from facts.dedupe import (
@@ -57,6 +57,11 @@ WRITE_PIECE = 100
 
 
 SECRET_FIELDS = ("embeddings_api_key", "llm_api_key")
+EDITABLE_SETTINGS = frozenset(
+    f.name
+    for f in MemoryConfig._meta.concrete_fields
+    if f.editable and f.name not in ("id", "updated_at")
+)
 
 
 @transaction.atomic
@@ -71,7 +76,7 @@ def memory_config_update(*, actor: Actor, changes: dict[str, Any]) -> MemoryConf
     for name, value in changes.items():
         if name in SECRET_FIELDS and not value:
             continue
-        if not hasattr(config, name) or name in ("id", "updated_at", "fact_keys_version"):
+        if name not in EDITABLE_SETTINGS:
             raise InvalidInput(f"Unknown memory setting '{name}'.")
         if getattr(config, name) != value:
             setattr(config, name, value)
@@ -79,7 +84,8 @@ def memory_config_update(*, actor: Actor, changes: dict[str, Any]) -> MemoryConf
     if not changed:
         return config
     config.updated_at = timezone.now()
-    config.save()
+    # Only what changed: the row also holds counts other processes add to meanwhile.
+    config.save(update_fields=[*changed, "updated_at"])
     audit_log(
         actor=actor,
         action="settings.instance",
@@ -92,6 +98,25 @@ def memory_config_update(*, actor: Actor, changes: dict[str, Any]) -> MemoryConf
 
         enqueue_on_commit(facts_backfill_embeddings)
     return config
+
+
+def memory_config_llm_error_record(*, kind: str, message: str, at: datetime) -> None:
+    """Count one failed chat model call and keep it as the last error, unless a later
+    one was recorded meanwhile. One UPDATE, so errors of every process add up.
+
+    ``message`` must hold no secret (the chat model client redacts its messages)."""
+    memory_config_get()  # the row exists from here on
+    newer = Q(llm_last_error_at__isnull=True) | Q(llm_last_error_at__lte=at)
+
+    def latest(field: str, value: Any) -> Case:
+        return Case(When(newer, then=Value(value)), default=F(field))
+
+    MemoryConfig.objects.filter(pk=1).update(
+        llm_error_count=F("llm_error_count") + 1,
+        llm_last_error_at=latest("llm_last_error_at", at),
+        llm_last_error_kind=latest("llm_last_error_kind", kind[:16]),
+        llm_last_error_message=latest("llm_last_error_message", message[:300]),
+    )
 
 
 # --- Validation -----------------------------------------------------------------------------

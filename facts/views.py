@@ -329,7 +329,9 @@ def settings_view(request: HttpRequest) -> HttpResponse:
     """Settings -> Memory: the instance's memory settings (staff)."""
     if not request.user.is_staff:
         raise PermissionDenied("Only staff can change the memory settings.")
-    form = MemoryConfigForm(request.POST or None, instance=services.memory_config_get())
+    config = services.memory_config_get()
+    chat_model = selectors.chat_model_status(config=config)
+    form = MemoryConfigForm(request.POST or None, instance=config)
     status = 200
     if request.method == "POST":
         if form.is_valid():
@@ -346,5 +348,8 @@ def settings_view(request: HttpRequest) -> HttpResponse:
         else:
             status = 400
     return render(
-        request, "facts/settings.html", {"form": form, "groups": form.groups()}, status=status
+        request,
+        "facts/settings.html",
+        {"form": form, "groups": form.groups(), "chat_model": chat_model},
+        status=status,
     )

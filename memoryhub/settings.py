@@ -433,6 +433,12 @@ MEMORY_DEFAULTS = {
     "llm_model": env_str("MEMORYHUB_LLM_MODEL"),
     "llm_api_key": env_str("MEMORYHUB_LLM_API_KEY"),
 }
+# The chat model client: seconds per attempt (the whole answer, however slowly it comes),
+# attempts after the first (for 429, 5xx, lost connections and timeouts), and calls in
+# flight at once from one process (others wait their turn).
+LLM_TIMEOUT_SECONDS = env_float("MEMORYHUB_LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+LLM_RETRIES = env_int("MEMORYHUB_LLM_RETRIES", 2, minimum=0)
+LLM_CONCURRENCY = env_int("MEMORYHUB_LLM_CONCURRENCY", 2, minimum=1)
 
 # --- CodeGraph --------------------------------------------------------------------------
 

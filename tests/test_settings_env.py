@@ -37,6 +37,8 @@ def start(tmp_path, code: str = "import django; django.setup()", **env: str):
         ("LOG_LEVEL", "loud", "use one of debug"),
         ("TIME_ZONE", "Mars/Olympus", "use a zone"),
         ("DB_CONN_MAX_AGE", "-1", "at least 0"),
+        ("MEMORYHUB_LLM_CONCURRENCY", "0", "at least 1"),
+        ("MEMORYHUB_LLM_TIMEOUT_SECONDS", "-5", "at least 0.1"),
     ],
 )
 def test_an_unreadable_value_stops_start_up_naming_the_variable(tmp_path, name, value, says):

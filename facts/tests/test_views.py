@@ -4,13 +4,19 @@ Outsiders are refused everywhere; bad input changes nothing."""
 
 import json
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
 
 from facts.forms import MemoryConfigForm
 from facts.models import Fact, MemoryConfig
-from facts.services import fact_create, memory_config_get, memory_config_update
+from facts.services import (
+    fact_create,
+    memory_config_get,
+    memory_config_llm_error_record,
+    memory_config_update,
+)
 from teams.models import AuditEvent
 from teams.services import Actor
 
@@ -620,3 +626,89 @@ def test_settings_refuse_values_out_of_range(staff_client, field, value):
     assert response.status_code == 400
     assert 'class="error"' in html_of(response)
     assert MemoryConfig.objects.filter(pk=before["id"]).values().get() == before
+
+
+def chat_model_box(html: str) -> str:
+    return html[html.index('id="chat-model-status"') :]
+
+
+def test_settings_show_the_chat_model_in_use_and_its_errors(staff_client, staff):
+    box = chat_model_box(html_of(staff_client.get("/memory/settings/")))
+    assert "offline: no chat model URL is set" in box
+    assert '<dd class="llm-error-count">0</dd>' in box
+    assert '<dd class="llm-last-error">none</dd>' in box
+
+    memory_config_update(
+        actor=Actor(user=staff),
+        changes={
+            "llm_url": "http://127.0.0.1:11434/v1",
+            "llm_model": "llama3.1:8b",
+            "llm_api_key": "sk-chat-secret-777",
+        },
+    )
+    at = datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC)
+    memory_config_llm_error_record(kind="timeout", message="older", at=at - timedelta(hours=1))
+    memory_config_llm_error_record(
+        kind="invalid",
+        message="The model's answer does not match the schema FactsAnswer: facts: "
+        "Input should be a valid list",
+        at=at,
+    )
+
+    page = html_of(staff_client.get("/memory/settings/"))
+    box = chat_model_box(page)
+    assert "llama3.1:8b at http://127.0.0.1:11434/v1" in box
+    assert '<dd class="llm-error-count">2</dd>' in box
+    assert (
+        "2026-03-04 05:06:07 · invalid · The model&#x27;s answer does not match the schema "
+        "FactsAnswer: facts: Input should be a valid list"
+    ) in box
+    assert "sk-chat-secret-777" not in page
+    # The counts are shown, never offered as settings to edit.
+    assert 'name="llm_error_count"' not in page
+
+
+def test_settings_take_a_model_server_on_a_plain_host_name(staff_client):
+    # Containers on one network reach each other as http://ollama:11434.
+    response = staff_client.post(
+        "/memory/settings/",
+        settings_data(
+            llm_url="http://ollama:11434/v1",
+            llm_model="llama3.1:8b",
+            embeddings_url="http://embedder:8080/v1",
+        ),
+    )
+
+    assert response.status_code == 302
+    config = memory_config_get()
+    assert (config.llm_url, config.embeddings_url) == (
+        "http://ollama:11434/v1",
+        "http://embedder:8080/v1",
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://ollama/v1", "ollama:11434", "http://", "http://host:99999/v1", "http://a b/v1"]
+)
+def test_settings_refuse_a_chat_model_url_that_is_not_http(staff_client, url):
+    response = staff_client.post(
+        "/memory/settings/", settings_data(llm_url=url, llm_model="llama3.1:8b")
+    )
+
+    assert response.status_code == 400
+    assert "Enter an http:// or https:// URL" in html_of(response)
+    assert memory_config_get().llm_url == ""
+
+
+def test_settings_refuse_a_chat_model_url_without_a_model_name(staff_client):
+    response = staff_client.post(
+        "/memory/settings/",
+        settings_data(llm_url="http://127.0.0.1:11434/v1", llm_model=""),
+    )
+
+    assert response.status_code == 400
+    page = html_of(response)
+    assert "Name the model the chat model URL serves" in page
+    # The box tells what is stored, not what the refused form held.
+    assert "offline: no chat model URL is set" in chat_model_box(page)
+    assert memory_config_get().llm_url == ""
