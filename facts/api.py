@@ -121,6 +121,22 @@ def memory_stats(request: HttpRequest) -> dict[str, Any]:
     return selectors.fact_stats(user=request.user)
 
 
+class DistillIn(Schema):
+    project: str | None = None
+
+
+class JobRefOut(Schema):
+    job: int
+
+
+@router.post("/memories/distill-now", response={202: JobRefOut}, auth=write_auth)
+def distill_now(request: HttpRequest, payload: DistillIn) -> Status:
+    """Distill your memory now: a job (see `GET /api/jobs/{id}`) that rolls each of your
+    scopes with enough new facts into summaries, and summaries into a profile."""
+    job = services.facts_distill_request(actor=Actor.from_request(request), project=payload.project)
+    return Status(202, {"job": job.pk})
+
+
 @router.get("/memories/layer-stats", response=list[LayerStatOut], auth=read_auth)
 def memory_layer_stats(request: HttpRequest) -> list[dict[str, Any]]:
     """Per distillation layer: total, active and distilled counts."""

@@ -103,7 +103,14 @@ SETTING_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "Distillation and chat model",
-        ("distillation_enabled", "distillation_every_hours", "llm_url", "llm_model", "llm_api_key"),
+        (
+            "distillation_enabled",
+            "distillation_every_hours",
+            "distillation_min_facts",
+            "llm_url",
+            "llm_model",
+            "llm_api_key",
+        ),
     ),
 )
 
@@ -121,6 +128,7 @@ SETTING_RANGES: dict[str, tuple[float | None, float | None]] = {
     "max_active_facts": (0, None),
     "dedupe_similarity": (0.8, 1),
     "distillation_every_hours": (1, None),
+    "distillation_min_facts": (2, None),
 }
 
 
@@ -155,6 +163,7 @@ class MemoryConfigForm(forms.ModelForm):
             "weight_access": "Access weight",
             "recency_half_life_days": "Recency half-life (days)",
             "distillation_every_hours": "Distill every (hours)",
+            "distillation_min_facts": "Distill a scope from (new facts)",
             "llm_url": "Chat model URL",
             "llm_model": "Chat model",
             "llm_api_key": "Chat model API key",

@@ -235,7 +235,11 @@ class MemoryConfig(models.Model):
     )
     dedupe_similarity = models.FloatField(default=0.92)
     distillation_enabled = models.BooleanField(default=False)
-    distillation_every_hours = models.PositiveIntegerField(default=24)
+    distillation_every_hours = models.PositiveIntegerField(default=12)
+    # A scope is distilled once it holds this many facts not yet rolled into a summary.
+    distillation_min_facts = models.PositiveIntegerField(default=12)
+    # When the last scheduled distillation ran (None: never).
+    distilled_at = models.DateTimeField(null=True, blank=True, editable=False)
     llm_url = models.CharField(
         max_length=200, blank=True, default="", validators=[validate_endpoint_url]
     )

@@ -103,6 +103,15 @@ def fact_get_many_visible(*, user: Any, fact_ids: list[int]) -> list[Fact]:
     return [found[i] for i in dict.fromkeys(fact_ids) if i in found]
 
 
+def fact_lineage_visible(*, user: Any, fact: Fact) -> tuple[list[Fact], list[Fact]]:
+    """What ``fact`` was drawn from (a summary's sources, a merge's earlier wordings)
+    and what was drawn from it, as far as ``user`` may read them."""
+    visible = Fact.objects.visible_to(user).order_by("created_at", "pk")
+    sources = list(visible.filter(derivatives=fact))
+    derivatives = list(visible.filter(derived_from=fact))
+    return sources, derivatives
+
+
 def fact_search(
     *, user: Any, query: str, limit: int = 50, filters: dict[str, Any] | None = None
 ) -> list[Fact]:

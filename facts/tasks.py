@@ -23,3 +23,33 @@ def facts_embed(fact_ids: list[int]) -> int:
 def facts_backfill_embeddings() -> int:
     """Embed every fact lacking a vector from the configured model."""
     return services.facts_backfill()
+
+
+@shared_task(name="facts.distill", acks_late=True)
+def facts_distill(job_id: int) -> dict | None:
+    """Distill now, for a job: the owner's scopes that are due (idempotent: a job done
+    does not run again). A chat model failure fails the job and writes nothing."""
+    from memoryhub.jobs import job_fail, job_finish, job_progress, job_start
+    from memoryhub.llm import ChatModelError
+    from memoryhub.models import Job
+
+    if not job_start(job_id=job_id):
+        return None
+    job = Job.objects.get(pk=job_id)
+    try:
+        result = services.facts_distill(
+            owner_id=job.owner_id,
+            project=job.arguments.get("project"),
+            progress=lambda done, total: job_progress(job_id=job_id, done=done, total=total),
+        )
+    except ChatModelError as exc:
+        job_fail(job_id=job_id, error=f"The chat model failed ({exc.kind}): {exc.message}")
+        return None
+    job_finish(job_id=job_id, result=result)
+    return result
+
+
+@shared_task(name="facts.distill_due", acks_late=True)
+def facts_distill_due() -> dict | None:
+    """The scheduled distillation of every scope, when switched on and due."""
+    return services.facts_distill_due()

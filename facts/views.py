@@ -183,9 +183,10 @@ def fact_view(request: HttpRequest, fact_id: int) -> HttpResponse:
             "facts/index.html#fact-row",
             {"fact": fact, "editable_ids": {fact.pk} if editable else set()},
         )
-    return render(
-        request, "facts/fact.html", {"fact": fact, "editable": editable, "form": _edit_form(fact)}
-    )
+    sources, derivatives = selectors.fact_lineage_visible(user=request.user, fact=fact)
+    context = {"fact": fact, "editable": editable, "form": _edit_form(fact)}
+    context.update(sources=sources, derivatives=derivatives)
+    return render(request, "facts/fact.html", context)
 
 
 @login_required

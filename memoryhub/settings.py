@@ -324,6 +324,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": env_float("MEMORYHUB_WIKI_RESCAN_EVERY_SECONDS", 600.0, minimum=1.0),
     },
 }
+CELERY_BEAT_SCHEDULE["facts-distill-due"] = {
+    # Distils every scope when Settings -> Memory has it on and its interval has passed.
+    "task": "facts.distill_due",
+    "schedule": 600.0,
+}
 CELERY_BEAT_SCHEDULE["codegraph-scans-catch-up"] = {
     # Scans whose task was lost while the broker was down, or whose worker died.
     "task": "codegraph.scans_catch_up",
@@ -429,6 +434,9 @@ MEMORY_DEFAULTS = {
     "recall_char_budget": env_int("MEMORYHUB_RECALL_CHAR_BUDGET", 2000, minimum=1),
     "max_content_length": env_int("MEMORYHUB_MAX_CONTENT_LENGTH", 2000, minimum=1),
     "max_active_facts": env_int("MEMORYHUB_MAX_ACTIVE_FACTS", 1000, minimum=0),
+    "distillation_enabled": env_bool("MEMORYHUB_DISTILL_ENABLED", False),
+    "distillation_every_hours": env_int("MEMORYHUB_DISTILL_EVERY_HOURS", 12, minimum=1),
+    "distillation_min_facts": env_int("MEMORYHUB_DISTILL_MIN_FACTS", 12, minimum=2),
     "llm_url": env_str("MEMORYHUB_LLM_URL"),
     "llm_model": env_str("MEMORYHUB_LLM_MODEL"),
     "llm_api_key": env_str("MEMORYHUB_LLM_API_KEY"),
