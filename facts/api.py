@@ -2,11 +2,11 @@
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils import timezone
-from ninja import Query, Router, Schema, Status
+from ninja import Field, Query, Router, Schema, Status
 
 from facts import selectors, services
 from facts.recall import fact_recall
@@ -121,12 +121,145 @@ def memory_stats(request: HttpRequest) -> dict[str, Any]:
     return selectors.fact_stats(user=request.user)
 
 
-class DistillIn(Schema):
+class JobRefOut(Schema):
+    job: int
+
+
+class MessageIn(Schema):
+    role: Literal["user", "assistant", "system"] = "user"
+    content: str
+
+
+class ExtractIn(Schema):
+    messages: list[MessageIn] | None = None
+    text: str | None = None
+    session_id: str = ""
+    project: str = ""
+    visibility: Literal["private", "team", "global"] | None = None
+    team: str | None = None
+
+
+@router.post("/memories/extract", response={200: dict, 202: JobRefOut}, auth=write_auth)
+def extract(request: HttpRequest, payload: ExtractIn) -> Status:
+    """Propose the durable facts of a conversation (messages, or a text taken as said
+    by the user): "remember that ..." becomes an explicit fact stated by the user, the
+    rest extracted with its excerpt and confidence. They are written through the usual
+    rules (a repeat merges, another value of a fact's subject supersedes it), or, when
+    Settings -> Memory asks for review, wait for you under `/api/memories/reviews`. A
+    long conversation runs as a job (202)."""
+    actor = Actor.from_request(request)
+    conversation = services.conversation_clean(
+        messages=[m.dict() for m in payload.messages] if payload.messages is not None else None,
+        text=payload.text,
+    )
+    scope = {
+        "session_id": payload.session_id,
+        "project": payload.project,
+        "visibility": payload.visibility,
+        "team": payload.team,
+    }
+    if conversation.length > services.EXTRACT_INLINE_CHARS:
+        job = services.memory_extract_request(actor=actor, conversation=conversation, **scope)
+        return Status(202, {"job": job.pk})
+    return Status(200, services.memory_extract(actor=actor, conversation=conversation, **scope))
+
+
+class ReviewOut(Schema):
+    id: int
+    content: str
+    category: str
+    importance: float
+    confidence: float
+    sentiment: str
+    tags: list[str]
+    source: str
+    origin: str
+    source_excerpt: str
+    visibility: str
+    project: str
+    supersedes: int | None = Field(None, alias="supersedes_id")
+    provider: str
+    created_at: str
+
+
+class ReviewListOut(Schema):
+    items: list[ReviewOut]
+    count: int
+    next: str | None = None
+
+
+class ReviewEditIn(Schema):
+    content: str | None = None
+    category: str | None = None
+    importance: float | None = None
+    confidence: float | None = None
+    sentiment: str | None = None
+    tags: list[str] | None = None
+    visibility: Literal["private", "team", "global"] | None = None
+    team: str | None = None
     project: str | None = None
 
 
-class JobRefOut(Schema):
-    job: int
+class ReviewIdsIn(Schema):
+    ids: list[int] = Field(min_length=1, max_length=500)
+
+
+@router.get("/memories/reviews", response=ReviewListOut, auth=read_auth)
+def reviews(request: HttpRequest, limit: int = 50, offset: int = 0) -> dict[str, Any]:
+    """The facts extraction proposed for you, waiting for your review, newest first."""
+    page_window_check(limit=limit, offset=offset)
+    pending = services.memory_reviews_pending(user=request.user)
+    count = pending.count()
+    items = [
+        {**review.__dict__, "created_at": review.created_at.isoformat()}
+        for review in pending[offset : offset + limit]
+    ]
+    return {
+        "items": items,
+        "count": count,
+        "next": next_page_url(request, limit=limit, offset=offset, count=count),
+    }
+
+
+@router.post("/memories/reviews/approve", response=dict, auth=write_auth)
+def reviews_approve(request: HttpRequest, payload: ReviewIdsIn) -> dict[str, Any]:
+    """Approve many proposals as they are: each written on its own."""
+    return services.memory_reviews_decide(
+        actor=Actor.from_request(request), review_ids=payload.ids, approve=True
+    )
+
+
+@router.post("/memories/reviews/reject", response=dict, auth=write_auth)
+def reviews_reject(request: HttpRequest, payload: ReviewIdsIn) -> dict[str, Any]:
+    """Reject many proposals."""
+    return services.memory_reviews_decide(
+        actor=Actor.from_request(request), review_ids=payload.ids, approve=False
+    )
+
+
+@router.post("/memories/reviews/{review_id}/approve", response=FactWriteOut, auth=write_auth)
+def review_approve(
+    request: HttpRequest, review_id: int, payload: ReviewEditIn | None = None
+) -> dict[str, Any]:
+    """Approve a proposal, edited first with the fields you send: it is written as a
+    fact (merging into a repeat, superseding the fact it contradicts)."""
+    edits = payload.dict(exclude_none=True) if payload is not None else {}
+    result = services.memory_review_approve(
+        actor=Actor.from_request(request), review_id=review_id, edits=edits
+    )
+    outcome = "created" if result.created else "merged"
+    return {**fact_as_dict(result.fact), "outcome": outcome}
+
+
+@router.post("/memories/reviews/{review_id}/reject", response={204: None}, auth=write_auth)
+def review_reject(request: HttpRequest, review_id: int) -> Status:
+    """Reject a proposal: nothing is written."""
+    services.memory_review_reject(actor=Actor.from_request(request), review_id=review_id)
+    return Status(204, None)
+
+
+class DistillIn(Schema):
+    project: str | None = None
 
 
 @router.post("/memories/distill-now", response={202: JobRefOut}, auth=write_auth)

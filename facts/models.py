@@ -5,12 +5,13 @@ from datetime import datetime
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from teams.models import AgentToken, ScopedModel, ScopedQuerySet
+from teams.models import AgentToken, ScopedModel, ScopedQuerySet, Visibility
 
 
 class Category(models.TextChoices):
@@ -236,6 +237,8 @@ class MemoryConfig(models.Model):
     dedupe_similarity = models.FloatField(default=0.92)
     distillation_enabled = models.BooleanField(default=False)
     distillation_every_hours = models.PositiveIntegerField(default=12)
+    # Extracted facts wait in the review queue for their owner instead of being written.
+    extraction_review_required = models.BooleanField(default=False)
     # A scope is distilled once it holds this many facts not yet rolled into a summary.
     distillation_min_facts = models.PositiveIntegerField(default=12)
     # When the last scheduled distillation ran (None: never).
@@ -284,3 +287,54 @@ class FactKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.fact_id}:{self.key}"
+
+
+class ReviewState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class MemoryReview(models.Model):
+    """A fact proposed by extraction, waiting for its owner to approve (maybe edited)
+    or reject it. A proposal is its owner's alone until approved: the visibility, team
+    and project it carries are those the fact will get."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    team = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    visibility = models.CharField(max_length=16, choices=Visibility.choices)
+    project = models.CharField(max_length=200, blank=True, default="")
+    content = models.TextField()
+    category = models.CharField(max_length=16, choices=Category.choices, default=Category.FACT)
+    importance = models.FloatField(default=0.5)
+    confidence = models.FloatField(default=0.5)
+    sentiment = models.CharField(max_length=16, choices=Sentiment.choices, blank=True, default="")
+    tags = models.JSONField(default=list, blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.EXTRACTED)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.EXTRACTED)
+    source_excerpt = models.CharField(max_length=200, blank=True, default="")
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    # The active fact this one would replace (same subject, another value).
+    supersedes = models.ForeignKey(
+        Fact, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    provider = models.CharField(max_length=200, blank=True, default="")
+    state = models.CharField(
+        max_length=16, choices=ReviewState.choices, default=ReviewState.PENDING, db_index=True
+    )
+    fact = models.ForeignKey(
+        Fact, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["owner", "state", "-created_at"], name="review_owner_state")
+        ]
+
+    def __str__(self) -> str:
+        return f"proposal {self.pk}: {self.content[:60]}"

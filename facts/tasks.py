@@ -4,6 +4,7 @@ from celery import shared_task
 
 from facts import services
 from memoryhub.embeddings import EmbeddingError
+from memoryhub.errors import ApplicationError
 
 
 @shared_task(
@@ -45,6 +46,9 @@ def facts_distill(job_id: int) -> dict | None:
     except ChatModelError as exc:
         job_fail(job_id=job_id, error=f"The chat model failed ({exc.kind}): {exc.message}")
         return None
+    except ApplicationError as exc:  # e.g. the owner left the team the facts were for
+        job_fail(job_id=job_id, error=exc.message)
+        return None
     job_finish(job_id=job_id, result=result)
     return result
 
@@ -53,3 +57,37 @@ def facts_distill(job_id: int) -> dict | None:
 def facts_distill_due() -> dict | None:
     """The scheduled distillation of every scope, when switched on and due."""
     return services.facts_distill_due()
+
+
+@shared_task(name="facts.extract", acks_late=True)
+def memory_extract(job_id: int) -> dict | None:
+    """Extract a long conversation, for a job (idempotent: a job done does not run
+    again). A chat model failure fails the job and writes nothing."""
+    from memoryhub.jobs import job_fail, job_finish, job_start
+    from memoryhub.llm import ChatModelError
+    from memoryhub.models import Job
+    from teams.models import AgentToken
+    from teams.services import Actor
+
+    if not job_start(job_id=job_id):
+        return None
+    job = Job.objects.select_related("owner").get(pk=job_id)
+    args = job.arguments
+    token = AgentToken.objects.filter(pk=args.get("token")).first() if args.get("token") else None
+    try:
+        result = services.memory_extract(
+            actor=Actor(user=job.owner, token=token),
+            conversation=services.Conversation(messages=args["messages"], text=args["text"]),
+            session_id=args["session_id"],
+            project=args["project"],
+            visibility=args["visibility"],
+            team=args["team"],
+        )
+    except ChatModelError as exc:
+        job_fail(job_id=job_id, error=f"The chat model failed ({exc.kind}): {exc.message}")
+        return None
+    except ApplicationError as exc:  # e.g. the owner left the team the facts were for
+        job_fail(job_id=job_id, error=exc.message)
+        return None
+    job_finish(job_id=job_id, result=result)
+    return result

@@ -11,6 +11,7 @@ from memoryhub.errors import ApplicationError
 from memoryhub.forget import memory_forget, memory_forget_preview
 from memoryhub.health import health_report
 from memoryhub.jobs import job_get_visible
+from memoryhub.llm import ChatModelError, ChatModelOutputError
 from memoryhub.unicode import require_storable_text
 from teams.auth import read_auth, write_auth
 from teams.services import Actor
@@ -42,6 +43,18 @@ api = NinjaAPI(
 def on_application_error(request: HttpRequest, exc: ApplicationError) -> HttpResponse:
     return api.create_response(
         request, {"detail": exc.message, **exc.extra}, status=exc.status_code
+    )
+
+
+@api.exception_handler(ChatModelError)
+def on_chat_model_error(request: HttpRequest, exc: ChatModelError) -> HttpResponse:
+    """The chat model failed: a bad gateway when it answered garbage, unavailable when it
+    could not be reached or is not configured usably. Nothing was written."""
+    status = 502 if isinstance(exc, ChatModelOutputError) else 503
+    return api.create_response(
+        request,
+        {"detail": f"The chat model failed ({exc.kind}): {exc.message}", "kind": exc.kind},
+        status=status,
     )
 
 

@@ -36,15 +36,25 @@ def job_progress(*, job_id: int, done: int, total: int) -> None:
 
 
 def job_finish(*, job_id: int, result: dict[str, Any]) -> None:
-    Job.objects.filter(pk=job_id).exclude(state=JobState.DONE).update(
-        state=JobState.DONE, progress=1.0, result=result, finished_at=timezone.now()
-    )
+    """Mark a job done with its result; the input it held until it ran goes."""
+    _job_end(job_id, state=JobState.DONE, progress=1.0, result=result)
 
 
 def job_fail(*, job_id: int, error: str) -> None:
-    Job.objects.filter(pk=job_id).exclude(state=JobState.DONE).update(
-        state=JobState.FAILED, error=error[:2000], finished_at=timezone.now()
-    )
+    _job_end(job_id, state=JobState.FAILED, error=error[:2000])
+
+
+# Arguments that carry a job's input (a conversation, a document), dropped when it ends.
+_HELD = frozenset({"messages", "text", "document"})
+
+
+def _job_end(job_id: int, **fields: Any) -> None:
+    unfinished = Job.objects.filter(pk=job_id).exclude(state=JobState.DONE)
+    arguments = unfinished.values_list("arguments", flat=True).first()
+    if arguments is None:
+        return
+    kept = {k: v for k, v in arguments.items() if k not in _HELD}
+    unfinished.update(arguments=kept, finished_at=timezone.now(), **fields)
 
 
 def job_get_visible(*, user: Any, job_id: int) -> Job:

@@ -21,7 +21,8 @@ class Job(models.Model):
     kind = models.CharField(max_length=32, db_index=True)
     state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.QUEUED)
     progress = models.FloatField(default=0.0)
-    # What the job was asked to do (ids, options): never content.
+    # What the job was asked to do (ids, options). Input it must hold until it runs (a
+    # long conversation to extract from) is cleared when it finishes.
     arguments = models.JSONField(default=dict, blank=True)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")

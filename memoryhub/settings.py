@@ -434,6 +434,7 @@ MEMORY_DEFAULTS = {
     "recall_char_budget": env_int("MEMORYHUB_RECALL_CHAR_BUDGET", 2000, minimum=1),
     "max_content_length": env_int("MEMORYHUB_MAX_CONTENT_LENGTH", 2000, minimum=1),
     "max_active_facts": env_int("MEMORYHUB_MAX_ACTIVE_FACTS", 1000, minimum=0),
+    "extraction_review_required": env_bool("MEMORYHUB_EXTRACTION_REVIEW", False),
     "distillation_enabled": env_bool("MEMORYHUB_DISTILL_ENABLED", False),
     "distillation_every_hours": env_int("MEMORYHUB_DISTILL_EVERY_HOURS", 12, minimum=1),
     "distillation_min_facts": env_int("MEMORYHUB_DISTILL_MIN_FACTS", 12, minimum=2),

@@ -13,6 +13,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("teams.urls")),
     path("memory/forget/", views.forget_view, name="forget"),
+    path("memory/reviews/", views.reviews_view, name="reviews"),
+    path("jobs/<int:job_id>/", views.job_view, name="job"),
     path("memory/", include("facts.urls")),
     path("codegraph/", include("codegraph.urls")),
     path("wiki/", include("wiki.urls")),

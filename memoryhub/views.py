@@ -1,11 +1,23 @@
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousOperation
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.defaultfilters import pluralize
 from django.urls import Resolver404
 
+from facts.models import Category
+from facts.services import (
+    facts_distill_request,
+    memory_review_approve,
+    memory_review_reject,
+    memory_reviews_decide,
+    memory_reviews_pending,
+)
 from memoryhub.errors import ApplicationError, InvalidInput
 from memoryhub.forget import memory_forget, memory_forget_preview
+from memoryhub.jobs import job_get_visible
 from memoryhub.refs import id_of
 from teams.selectors import agent_token_list, memberships_of
 from teams.services import Actor, memory_settings_get
@@ -111,3 +123,84 @@ def forget_view(request: HttpRequest) -> HttpResponse:
     partial = bool(getattr(request, "htmx", False)) and not request.htmx.history_restore_request
     template = "forget.html#forget-result" if partial else "forget.html"
     return render(request, template, context, status=status)
+
+
+# --- Reviews and distillation --------------------------------------------------------------
+
+
+@login_required
+def reviews_view(request: HttpRequest) -> HttpResponse:
+    """The proposals extraction made for the user: approve (edited or not) or reject
+    them, one by one or ticked in bulk; and Distill now, with its job's progress."""
+    actor = Actor.from_request(request)
+    notice, error, status = "", "", 200
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            notice = _review_action(actor=actor, action=action, data=request.POST)
+        except ApplicationError as exc:
+            error, status = exc.message, exc.status_code
+    pending = list(memory_reviews_pending(user=request.user)[:200])
+    context = {
+        "reviews": pending,
+        "notice": notice,
+        "error": error,
+        "categories": Category.choices,
+        "job": _latest_distill_job(request.user),
+    }
+    partial = bool(getattr(request, "htmx", False)) and not request.htmx.history_restore_request
+    template = "reviews.html#review-queue" if partial else "reviews.html"
+    return render(request, template, context, status=status)
+
+
+def _review_action(*, actor: Actor, action: str, data: Any) -> str:
+    if action == "distill":
+        job = facts_distill_request(actor=actor)
+        return f"Distillation started (job {job.pk})."
+    if action in ("approve-ticked", "reject-ticked"):
+        ids = [id_of(value) for value in data.getlist("ids")]
+        if not ids or None in ids:
+            raise InvalidInput("Tick the proposals first.")
+        done = memory_reviews_decide(
+            actor=actor, review_ids=ids, approve=action == "approve-ticked"
+        )
+        verb = "Approved" if action == "approve-ticked" else "Rejected"
+        refused = f"; {len(done['refused'])} could not be" if done["refused"] else ""
+        return f"{verb} {len(done['done'])} proposal{pluralize(len(done['done']))}{refused}."
+    review_id = id_of(data.get("review", ""))
+    if review_id is None:
+        raise InvalidInput("Name the proposal.")
+    if action == "reject":
+        memory_review_reject(actor=actor, review_id=review_id)
+        return f"Rejected proposal {review_id}."
+    if action == "approve":
+        edits = {}
+        for name in ("content", "category", "importance"):
+            value = data.get(name)
+            if value not in (None, ""):
+                edits[name] = value
+        if "importance" in edits:
+            try:
+                edits["importance"] = float(edits["importance"])
+            except ValueError:
+                raise InvalidInput("Importance must be a number between 0 and 1.") from None
+        result = memory_review_approve(actor=actor, review_id=review_id, edits=edits)
+        how = "written as" if result.created else "merged into"
+        return f"Approved proposal {review_id}: {how} fact {result.fact.pk}."
+    raise InvalidInput("Unknown action.")
+
+
+def _latest_distill_job(user: Any) -> Any:
+    from memoryhub.models import Job
+
+    return Job.objects.filter(owner=user, kind="distill").order_by("-created_at", "-id").first()
+
+
+@login_required
+def job_view(request: HttpRequest, job_id: int) -> HttpResponse:
+    """A job's progress card (polled by the page while it runs)."""
+    try:
+        job = job_get_visible(user=request.user, job_id=job_id)
+    except ApplicationError as exc:
+        return _error_page(request, status=exc.status_code, title="Not found", reason=exc.message)
+    return render(request, "_job.html", {"job": job})

@@ -441,6 +441,8 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     yield "GET /wiki/review/", get(session, "/wiki/review/")
     yield "GET /codegraph/", get(session, "/codegraph/")
     yield "GET /audit/", get(session, "/audit/")
+    yield "GET /memory/reviews/", get(session, "/memory/reviews/")
+    yield "GET /api/memories/reviews", get(api, "/api/memories/reviews", limit=200)
     recalled = api.post(
         "/api/recall",
         {"query": " ".join([FILLER, *markers])[:1000], "max_items": 50, "char_budget": 50_000},

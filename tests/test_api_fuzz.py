@@ -25,6 +25,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
 from codegraph.services import code_project_scan_request
+from facts.models import MemoryReview
 from facts.services import fact_create
 from memoryhub.jobs import job_create
 from memoryhub.wsgi import application
@@ -60,6 +61,9 @@ def test_no_request_gets_a_server_error(
         "slug": wiki_page_upsert(actor=actor, title="Runbook", content="# Steps").page.slug,
         "project_id": code_project_scan_request(actor=actor, name="app", path=str(tmp_path)).pk,
         "job_id": job_create(owner=owner, kind="import").pk,
+        "review_id": MemoryReview.objects.create(
+            owner=owner, visibility="private", content="The user likes tea"
+        ).pk,
     }
     _, secret = make_token(owner)
     headers = {"Authorization": f"Bearer {secret}"}
@@ -150,6 +154,9 @@ def test_odd_strings_in_any_field_never_get_a_server_error(
         "slug": wiki_page_upsert(actor=actor, title="Runbook", content="# Steps").page.slug,
         "project_id": code_project_scan_request(actor=actor, name="app", path=str(tmp_path)).pk,
         "job_id": job_create(owner=owner, kind="import").pk,
+        "review_id": MemoryReview.objects.create(
+            owner=owner, visibility="private", content="The user likes tea"
+        ).pk,
     }
     _, secret = make_token(owner)
     client = Client(headers={"Authorization": f"Bearer {secret}"}, raise_request_exception=False)

@@ -24,7 +24,7 @@ FORM = [
     "name", "path", "exclude", "username", "role", "active_team", "default_visibility",
     "scopes", "fleet", "rrf_k", "recall_max_items", "recall_char_budget",
     "max_active_facts", "dedupe_similarity", "weight_importance", "embeddings_enabled",
-    "topic", "ids",
+    "topic", "ids", "action", "review",
     "embeddings_provider", "embeddings_url", "memory_enabled",
 ]  # fmt: skip
 
@@ -39,7 +39,8 @@ def pages(staff, settings, tmp_path) -> dict[str, list[str]]:
     page = wiki_page_upsert(actor=actor, title="Runbook", content="# Steps").page
     return {
         "get": [
-            "/", "/memory/", "/memory/forget/", "/memory/chart/", "/memory/embeddings/",
+            "/", "/memory/", "/memory/forget/", "/memory/reviews/", "/memory/chart/",
+            "/memory/embeddings/",
             "/memory/settings/",
             f"/memory/{fact.pk}/", f"/memory/{fact.pk}/edit/", "/wiki/", "/wiki/new/",
             "/wiki/review/", f"/wiki/{page.pk}/", f"/wiki/{page.pk}/history/",
@@ -48,7 +49,8 @@ def pages(staff, settings, tmp_path) -> dict[str, list[str]]:
             "/settings/",
         ],
         "post": [
-            "/memory/recall/", "/memory/forget/", "/memory/settings/", f"/memory/{fact.pk}/edit/",
+            "/memory/recall/", "/memory/forget/", "/memory/reviews/", "/memory/settings/",
+            f"/memory/{fact.pk}/edit/",
             "/wiki/new/",
             "/wiki/preview/", f"/wiki/{page.pk}/edit/", "/codegraph/add/", "/teams/new/",
             "/agents/", "/settings/",
