@@ -4,7 +4,10 @@ from celery import shared_task
 
 from facts import services
 from memoryhub.embeddings import EmbeddingError
-from memoryhub.errors import ApplicationError
+from memoryhub.jobs import job_progress, job_run
+from memoryhub.models import Job
+from teams.models import AgentToken
+from teams.services import Actor
 
 
 @shared_task(
@@ -28,29 +31,16 @@ def facts_backfill_embeddings() -> int:
 
 @shared_task(name="facts.distill", acks_late=True)
 def facts_distill(job_id: int) -> dict | None:
-    """Distill now, for a job: the owner's scopes that are due (idempotent: a job done
-    does not run again). A chat model failure fails the job and writes nothing."""
-    from memoryhub.jobs import job_fail, job_finish, job_progress, job_start
-    from memoryhub.llm import ChatModelError
-    from memoryhub.models import Job
-
-    if not job_start(job_id=job_id):
-        return None
-    job = Job.objects.get(pk=job_id)
-    try:
-        result = services.facts_distill(
+    """Distill now, for a job: the owner's scopes that are due (a job done does not run
+    again). A chat model failure fails the job and writes nothing."""
+    return job_run(
+        job_id=job_id,
+        work=lambda job: services.facts_distill(
             owner_id=job.owner_id,
             project=job.arguments.get("project"),
             progress=lambda done, total: job_progress(job_id=job_id, done=done, total=total),
-        )
-    except ChatModelError as exc:
-        job_fail(job_id=job_id, error=f"The chat model failed ({exc.kind}): {exc.message}")
-        return None
-    except ApplicationError as exc:  # e.g. the owner left the team the facts were for
-        job_fail(job_id=job_id, error=exc.message)
-        return None
-    job_finish(job_id=job_id, result=result)
-    return result
+        ),
+    )
 
 
 @shared_task(name="facts.distill_due", acks_late=True)
@@ -61,33 +51,19 @@ def facts_distill_due() -> dict | None:
 
 @shared_task(name="facts.extract", acks_late=True)
 def memory_extract(job_id: int) -> dict | None:
-    """Extract a long conversation, for a job (idempotent: a job done does not run
-    again). A chat model failure fails the job and writes nothing."""
-    from memoryhub.jobs import job_fail, job_finish, job_start
-    from memoryhub.llm import ChatModelError
-    from memoryhub.models import Job
-    from teams.models import AgentToken
-    from teams.services import Actor
+    """Extract a long conversation, for a job (a job done does not run again). A chat
+    model failure fails the job and writes nothing."""
+    return job_run(job_id=job_id, work=_extract_for_job)
 
-    if not job_start(job_id=job_id):
-        return None
-    job = Job.objects.select_related("owner").get(pk=job_id)
+
+def _extract_for_job(job: Job) -> dict:
     args = job.arguments
     token = AgentToken.objects.filter(pk=args.get("token")).first() if args.get("token") else None
-    try:
-        result = services.memory_extract(
-            actor=Actor(user=job.owner, token=token),
-            conversation=services.Conversation(messages=args["messages"], text=args["text"]),
-            session_id=args["session_id"],
-            project=args["project"],
-            visibility=args["visibility"],
-            team=args["team"],
-        )
-    except ChatModelError as exc:
-        job_fail(job_id=job_id, error=f"The chat model failed ({exc.kind}): {exc.message}")
-        return None
-    except ApplicationError as exc:  # e.g. the owner left the team the facts were for
-        job_fail(job_id=job_id, error=exc.message)
-        return None
-    job_finish(job_id=job_id, result=result)
-    return result
+    return services.memory_extract(
+        actor=Actor(user=job.owner, token=token),
+        conversation=services.Conversation(messages=args["messages"], text=args["text"]),
+        session_id=args["session_id"],
+        project=args["project"],
+        visibility=args["visibility"],
+        team=args["team"],
+    )

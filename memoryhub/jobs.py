@@ -5,11 +5,12 @@ worker reporting progress never writes back a row someone deleted, nor overwrite
 state another process set (a job finished stays finished).
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from django.utils import timezone
 
-from memoryhub.errors import NotFound
+from memoryhub.errors import ApplicationError, NotFound
 from memoryhub.models import Job, JobState
 
 
@@ -55,6 +56,28 @@ def _job_end(job_id: int, **fields: Any) -> None:
         return
     kept = {k: v for k, v in arguments.items() if k not in _HELD}
     unfinished.update(arguments=kept, finished_at=timezone.now(), **fields)
+
+
+def job_run(*, job_id: int, work: Callable[[Job], dict[str, Any]]) -> dict[str, Any] | None:
+    """Run a job's work (a task's body): start it (nothing to do when it is done or
+    gone), then finish it with the result, or fail it with the reason when the chat
+    model or the input let it down. Any other error propagates: the task fails loudly
+    and the job shows no result."""
+    from memoryhub.llm import ChatModelError
+
+    if not job_start(job_id=job_id):
+        return None
+    job = Job.objects.select_related("owner").get(pk=job_id)
+    try:
+        result = work(job)
+    except ChatModelError as exc:
+        job_fail(job_id=job_id, error=f"The chat model failed ({exc.kind}): {exc.message}")
+        return None
+    except ApplicationError as exc:  # e.g. the owner left the team the work was for
+        job_fail(job_id=job_id, error=exc.message)
+        return None
+    job_finish(job_id=job_id, result=result)
+    return result
 
 
 def job_get_visible(*, user: Any, job_id: int) -> Job:
