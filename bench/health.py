@@ -15,17 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import (
-    REPO_ROOT,
-    Timing,
-    bench_env,
-    django_setup,
-    machine_note,
-    print_table,
-    revision,
-    stop_process_group,
-    temp_data_dir,
-)
+from bench._env import REPO_ROOT, bench_env, django_setup, machine_note, revision, temp_data_dir
+from bench._server import stop_process_group
+from bench._tables import Timing, print_table
 
 
 def timed_calls(call, n: int) -> Timing:

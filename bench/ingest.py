@@ -5,7 +5,7 @@
 
 Each phase gets its own temporary MEMORYHUB_DATA_DIR (removed afterwards) and its own
 gunicorn (one worker, four threads, as ``make run`` serves). One agent token posts
-distinct, realistic facts (``bench/_common.py``) into one scope, ``--batch`` per
+distinct, realistic facts (``bench/_facts.py``) into one scope, ``--batch`` per
 request, one request at a time. The cap on active facts is off (0): with the default
 of 1,000 a bulk load would mostly archive what it just wrote. The write path's
 near-duplicate check runs against everything stored so far, so the rate of the first
@@ -44,20 +44,18 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import (
+from bench._env import (
     REPO_ROOT,
-    FactGenerator,
-    Timing,
     bench_env,
     bench_user,
     django_setup,
-    gunicorn_server,
     machine_note,
-    print_table,
     revision,
-    stop_process_group,
     temp_data_dir,
 )
+from bench._facts import FactGenerator
+from bench._server import gunicorn_server, stop_process_group
+from bench._tables import Timing, print_table
 
 EMBED_BATCH = 64
 OFF_TARGET = 2_000.0  # facts/s with embeddings off
@@ -141,7 +139,7 @@ def prepare(env: dict[str, str]) -> str:
     a child process, since Django is configured once per process."""
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "from bench._common import django_setup, bench_user;"
+        "from bench._env import django_setup, bench_user;"
         "import os; django_setup(dict(os.environ));"
         "from facts.services import memory_config_get; memory_config_get();"
         "print(bench_user()[2])"

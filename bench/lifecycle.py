@@ -4,7 +4,7 @@
         [--distill-facts 10000] [--scopes 50] [--keep]
 
 Everything runs in a temporary MEMORYHUB_DATA_DIR, on SQLite, embeddings on. Facts are
-generated sentences (``bench/_common.py``) loaded in bulk into one user's scope; their
+generated sentences (``bench/_facts.py``) loaded in bulk into one user's scope; their
 vectors are random unit vectors (the preview's vector step costs the same whatever the
 vectors say, and embedding 100k sentences would take most of an hour here), and a
 topic's vector is the local model's.
@@ -32,17 +32,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import (
-    FactGenerator,
-    Timing,
-    bench_env,
-    bench_user,
-    django_setup,
-    machine_note,
-    print_table,
-    revision,
-    temp_data_dir,
-)
+from bench._env import bench_env, bench_user, django_setup, machine_note, revision, temp_data_dir
+from bench._facts import FactGenerator
+from bench._tables import Timing, print_table
 
 FILL_BATCH = 5_000
 

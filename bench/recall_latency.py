@@ -7,7 +7,7 @@ Everything runs in a temporary MEMORYHUB_DATA_DIR that is removed afterwards. On
 owns every fact (private, personal project), so the whole store is the recall scope.
 
 Facts are sentences generated from templates over vocabularies of people, projects,
-tools, places and dates (see ``bench/_common.py``), with tags, importance, ages over
+tools, places and dates (see ``bench/_facts.py``), with tags, importance, ages over
 the past year and access counts. Each fact's vector is the local embedder's embedding
 of that fact's own text. Embedding 100k sentences takes 5 to 20 minutes on two cores
 (about 300 sentences/s on an idle box, far fewer on a busy one), so the bench embeds a
@@ -41,18 +41,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import (
-    FactGenerator,
-    Timing,
-    bench_env,
-    bench_user,
-    django_setup,
-    gunicorn_server,
-    machine_note,
-    print_table,
-    revision,
-    temp_data_dir,
-)
+from bench._env import bench_env, bench_user, django_setup, machine_note, revision, temp_data_dir
+from bench._facts import FactGenerator
+from bench._server import gunicorn_server
+from bench._tables import Timing, print_table
 
 FILL_BATCH = 5_000
 EMBED_BATCH = 64
