@@ -2,7 +2,8 @@
 chosen facts with everything derived from them, a receipt, and no trace left in any
 table, index, log or the database file."""
 
-import sqlite3
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -22,6 +23,19 @@ SECRET = "Alice's salary is 98765 zebras a year, paid by {payer}"
 
 def post(client, path: str, body: object):
     return client.post(path, body, content_type="application/json")
+
+
+def file_holds(path: Path, text: str) -> bool:
+    """Whether the file holds ``text`` (any case), read by another process: closing a
+    file this process opened would drop every lock the process holds on it (POSIX
+    locks are per process), and SQLite's locks on the database among them."""
+    if not path.exists():
+        return False
+    check = (
+        "import sys; p, t = sys.argv[1:]; "
+        "sys.exit(t.lower().encode() in open(p, 'rb').read().lower())"
+    )
+    return subprocess.run([sys.executable, "-c", check, str(path), text]).returncode == 1
 
 
 @pytest.fixture
@@ -149,8 +163,7 @@ def test_nothing_forgotten_stays_anywhere_in_the_database_or_its_files(
     # And the files: the database, its write-ahead log, nothing left on free pages.
     name = Path(settings.DATABASES["default"]["TEST"]["NAME"])
     for path in (name, Path(f"{name}-wal")):
-        if path.exists():
-            assert payer.lower().encode() not in path.read_bytes().lower(), path
+        assert not file_holds(path, payer), path
 
 
 def test_bad_input_is_refused_and_changes_nothing(alice, world, outsider, agent_client):
@@ -183,9 +196,9 @@ def test_the_file_keeps_no_trace_of_a_plain_delete_either(alice, owner, remember
 
     storage_scrub()
     name = Path(settings.DATABASES["default"]["TEST"]["NAME"])
-    with sqlite3.connect(name) as db:
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    assert fact.content.encode() not in name.read_bytes()
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert not file_holds(name, fact.content)
 
 
 # --- The dashboard ----------------------------------------------------------------------
