@@ -21,6 +21,7 @@ from django.utils.http import urlsafe_base64_encode
 
 from memoryhub.cleaning import clean_name
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryhub.locking import row_for_update
 from memoryhub.refs import id_of, shortened
 from teams.models import (
     AgentToken,
@@ -188,6 +189,7 @@ def membership_set_role(*, actor: Actor, membership: Membership, role: str) -> M
     if not can_manage_team(user=actor.user, team=membership.team):
         raise Forbidden("Only staff and the team's admins can manage its members.")
     _check_role(role)
+    membership = row_for_update(membership, missing="This person left the team meanwhile.")
     old = membership.role
     membership.role = role
     membership.save(update_fields=["role"])
@@ -361,6 +363,7 @@ def user_set_active(*, actor: Actor, user: AbstractBaseUser, active: bool) -> Ab
         raise Forbidden("Only staff can deactivate or reactivate people.")
     if user.pk == actor.user.pk:
         raise InvalidInput("You cannot deactivate yourself.")
+    user = row_for_update(user, missing="This account was deleted meanwhile.")
     if user.is_active != active:
         user.is_active = active
         user.save(update_fields=["is_active"])
@@ -526,6 +529,7 @@ def agent_token_revoke(*, actor: Actor, token: AgentToken) -> AgentToken:
     """Revoke a token now; its owner or staff may do it. Revoking twice is a no-op."""
     if token.user_id != actor.user.pk and not actor.user.is_staff:
         raise NotFound("No such token.")
+    token = row_for_update(token, missing="No such token.")
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])

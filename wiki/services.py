@@ -17,6 +17,7 @@ from django.utils.text import slugify
 
 from memoryhub.cleaning import clean_name, clean_tags
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryhub.locking import row_for_update
 from teams.models import Visibility
 from teams.services import Actor, audit_log, resolve_team, scope_for_new_row
 from wiki import scanner
@@ -394,6 +395,7 @@ def wiki_page_approve(*, actor: Actor, page: Page) -> Page:
         raise Forbidden("Agents cannot approve flagged pages; a person reviews them.")
     if not page.can_be_approved_by(actor.user):
         raise Forbidden("Only the page's owner, an admin of its team or staff can approve it.")
+    page = row_for_update(page, missing="This page was deleted meanwhile.")
     if not page.flagged:
         raise InvalidInput("This page is not flagged; there is nothing to approve.")
     if page.is_approved:

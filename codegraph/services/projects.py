@@ -130,7 +130,10 @@ def code_project_register(
     root = code_root_validate(path=path)
     project_settings = {} if exclude is None else {"exclude": _clean_exclude(exclude)}
     with transaction.atomic():
-        existing = CodeProject.objects.filter(owner=actor.user, name=name).first()
+        # Locked: a project deleted meanwhile must not come back through this save().
+        existing = (
+            CodeProject.objects.select_for_update().filter(owner=actor.user, name=name).first()
+        )
         if existing is None:
             scope = scope_for_new_row(
                 user=actor.user, team=team, visibility=visibility, project=project
