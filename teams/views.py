@@ -224,7 +224,7 @@ def member_role_view(request: HttpRequest, team_id: int, membership_id: int) -> 
     if not form.is_valid():
         return _render_members(request, team, status=400, add_error=form.errors.as_text())
     try:
-        services.membership_set_role(
+        membership = services.membership_set_role(
             actor=Actor.from_request(request), membership=membership, role=form.cleaned_data["role"]
         )
     except ApplicationError as exc:
@@ -278,7 +278,7 @@ def agents_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def agent_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
     token = get_object_or_404(AgentToken, pk=token_id, user=request.user)
-    services.agent_token_revoke(actor=Actor.from_request(request), token=token)
+    token = services.agent_token_revoke(actor=Actor.from_request(request), token=token)
     if request.htmx:
         return render(request, "teams/agents.html#token-row", {"token": token})
     messages.success(request, f"Token {token.name} revoked.")
