@@ -30,7 +30,9 @@ def _context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
     projects = selectors.code_project_list_visible(user=request.user)
     return {
         "projects": projects,
-        "scanning": [p for p in projects if p.is_active],
+        # Called by the template only where it draws the banner: a fragment such as the
+        # symbol search answers without reading the projects.
+        "scanning": lambda: [p for p in projects if p.is_active],
         "form": extra.pop("form", None) or FolderForm(),
         "q": request.GET.get("q", ""),
         "mode": request.GET.get("mode", "fuzzy"),
