@@ -3,12 +3,16 @@ from django.urls import path
 from codegraph import views
 
 urlpatterns = [
-    path("", views.index, name="codegraph"),
-    path("add/", views.add_folder, name="codegraph-add"),
-    path("projects/<int:project_id>/scan/", views.scan, name="codegraph-scan"),
-    path("projects/<int:project_id>/progress/", views.progress, name="codegraph-progress"),
-    path("projects/<int:project_id>/delete/", views.delete, name="codegraph-delete"),
-    path("search/", views.search, name="codegraph-search"),
-    path("callers/", views.callers, name="codegraph-callers"),
-    path("imports/", views.imports, name="codegraph-imports"),
+    path("", views.project_list_view, name="codegraph"),
+    path("add/", views.project_add_view, name="codegraph-add"),
+    path("projects/<int:project_id>/scan/", views.project_scan_view, name="codegraph-scan"),
+    path(
+        "projects/<int:project_id>/progress/",
+        views.project_progress_view,
+        name="codegraph-progress",
+    ),
+    path("projects/<int:project_id>/delete/", views.project_delete_view, name="codegraph-delete"),
+    path("search/", views.symbol_search_view, name="codegraph-search"),
+    path("callers/", views.symbol_callers_view, name="codegraph-callers"),
+    path("imports/", views.file_imports_view, name="codegraph-imports"),
 ]

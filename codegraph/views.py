@@ -13,6 +13,7 @@ from codegraph import selectors, services
 from codegraph.forms import FolderForm
 from codegraph.models import CodeProject
 from memoryhub.errors import ApplicationError, NotFound
+from memoryhub.htmx import htmx_partial, htmx_render
 from teams.services import Actor
 
 PAGE = "codegraph/index.html"
@@ -26,8 +27,12 @@ def _project_or_404(request: HttpRequest, project_id: int) -> CodeProject:
 
 
 def _context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
+    projects = selectors.code_project_list_visible(user=request.user)
     return {
-        "projects": selectors.code_project_list_visible(user=request.user),
+        "projects": projects,
+        # Called by the template only where it draws the banner: a fragment such as the
+        # symbol search answers without reading the projects.
+        "scanning": lambda: [p for p in projects if p.is_active],
         "form": extra.pop("form", None) or FolderForm(),
         "q": request.GET.get("q", ""),
         "mode": request.GET.get("mode", "fuzzy"),
@@ -39,18 +44,33 @@ def _context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
 
 
 def _render(request: HttpRequest, partial: str, status: int = 200, **extra: Any) -> HttpResponse:
-    template = f"{PAGE}#{partial}" if request.htmx else PAGE
-    return render(request, template, _context(request, **extra), status=status)
+    return htmx_render(request, PAGE, _context(request, **extra), partial=partial, status=status)
+
+
+def _progress(
+    request: HttpRequest, project: CodeProject, status: int = 200, **extra: Any
+) -> HttpResponse:
+    """A project's scan progress. Once its scan is over, the answer also brings the
+    project's languages and the page's scan banner up to date (out of band): the poll
+    stops with this swap, and nothing else would redraw them."""
+    context: dict[str, Any] = {"p": project, **extra}
+    if htmx_partial(request) and not project.is_active:
+        projects = selectors.code_project_list_visible(user=request.user)
+        context |= {"finished": project, "scanning": [p for p in projects if p.is_active]}
+    return htmx_render(request, f"{PAGE}#progress", context, status=status)
 
 
 @login_required
-def index(request: HttpRequest) -> HttpResponse:
-    return render(request, PAGE, _context(request))
+def project_list_view(request: HttpRequest) -> HttpResponse:
+    """The projects with their languages and scans, and the symbol, callers and imports
+    searches."""
+    return htmx_render(request, PAGE, _context(request))
 
 
 @login_required
 @require_POST
-def add_folder(request: HttpRequest) -> HttpResponse:
+def project_add_view(request: HttpRequest) -> HttpResponse:
+    """Register a folder as a project and queue its first scan."""
     form = FolderForm(request.POST)
     if form.is_valid():
         try:
@@ -63,44 +83,42 @@ def add_folder(request: HttpRequest) -> HttpResponse:
         except ApplicationError as exc:
             form.add_error(None, exc.message)
             return render(request, PAGE, _context(request, form=form), status=exc.status_code)
-        messages.success(request, f"Scanning {project.name}.")
+        # The page's scan banner follows the scan; this message stays true after it.
+        messages.success(request, f"Added {project.name}.")
         return redirect("codegraph")
     return render(request, PAGE, _context(request, form=form), status=400)
 
 
 @login_required
-def progress(request: HttpRequest, project_id: int) -> HttpResponse:
-    project = _project_or_404(request, project_id)
-    return render(request, f"{PAGE}#progress", {"p": project})
+def project_progress_view(request: HttpRequest, project_id: int) -> HttpResponse:
+    """The progress of a project's scan (polled while it is queued or running)."""
+    return _progress(request, _project_or_404(request, project_id))
 
 
 @login_required
 @require_POST
-def scan(request: HttpRequest, project_id: int) -> HttpResponse:
+def project_scan_view(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Scan a project again."""
     project = _project_or_404(request, project_id)
     try:
         project = services.code_project_rescan(
             actor=Actor.from_request(request), code_project=project
         )
     except ApplicationError as exc:
-        if request.htmx:
-            return render(
-                request,
-                f"{PAGE}#progress",
-                {"p": project, "p_error": exc.message},
-                status=exc.status_code,
-            )
+        if htmx_partial(request):
+            return _progress(request, project, status=exc.status_code, p_error=exc.message)
         messages.error(request, exc.message)
         return redirect("codegraph")
     project.refresh_from_db()  # the scan may have run already (eager or a fast worker)
-    if request.htmx:
-        return render(request, f"{PAGE}#progress", {"p": project})
+    if htmx_partial(request):
+        return _progress(request, project)
     return redirect("codegraph")
 
 
 @login_required
 @require_POST
-def delete(request: HttpRequest, project_id: int) -> HttpResponse:
+def project_delete_view(request: HttpRequest, project_id: int) -> HttpResponse:
+    """Delete a project and its index."""
     project = _project_or_404(request, project_id)
     try:
         services.code_project_delete(actor=Actor.from_request(request), code_project=project)
@@ -122,7 +140,8 @@ def _guarded(request: HttpRequest, partial: str, compute) -> HttpResponse:
 
 
 @login_required
-def search(request: HttpRequest) -> HttpResponse:
+def symbol_search_view(request: HttpRequest) -> HttpResponse:
+    """Symbols by name (fuzzy, exact or prefix)."""
     return _guarded(
         request,
         "symbols",
@@ -137,7 +156,8 @@ def search(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def callers(request: HttpRequest) -> HttpResponse:
+def symbol_callers_view(request: HttpRequest) -> HttpResponse:
+    """The calls of a symbol."""
     return _guarded(
         request,
         "callers",
@@ -150,7 +170,8 @@ def callers(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def imports(request: HttpRequest) -> HttpResponse:
+def file_imports_view(request: HttpRequest) -> HttpResponse:
+    """What a file imports and which files import it."""
     return _guarded(
         request,
         "imports",

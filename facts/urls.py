@@ -3,7 +3,7 @@ from django.urls import path
 from facts import views
 
 urlpatterns = [
-    path("", views.index, name="memory"),
+    path("", views.fact_list_view, name="memory"),
     path("chart/", views.chart_view, name="memory-chart"),
     path("recall/", views.recall_view, name="memory-recall"),
     path("embeddings/", views.embeddings_view, name="memory-embeddings"),

@@ -11,7 +11,6 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
-from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import trigger_client_event
 
 from facts import selectors, services
@@ -20,20 +19,18 @@ from facts.models import Category, Fact
 from facts.recall import fact_recall
 from facts.tasks import facts_backfill_embeddings
 from memoryhub.errors import ApplicationError, NotFound
+from memoryhub.htmx import htmx_partial, htmx_render
 from memoryhub.tasks import enqueue
 from teams.services import Actor
 
 PAGE_SIZE = 50
 # Search results are ranked, not sorted: the best few hundred are all worth paging.
 SEARCH_LIMIT = 500
-# Sent after an edit or delete so the chart redraws itself.
+# Sent after an edit or delete so the chart and the embedding card redraw themselves.
 FACTS_CHANGED = "facts-changed"
+# Sent after a delete so the list redraws itself: its count, its empty state, its pages.
+FACTS_REMOVED = "facts-removed"
 CHART_BAR_MAX = 240.0
-
-
-def _partial(request: HttpRequest) -> bool:
-    """Render a fragment for HTMX, but a whole page when HTMX restores history."""
-    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 def _fact_or_404(request: HttpRequest, fact_id: int) -> Fact:
@@ -123,8 +120,7 @@ def _embedding_progress(user: Any) -> dict[str, Any]:
 
 
 @login_required
-@vary_on_headers("HX-Request")
-def index(request: HttpRequest) -> HttpResponse:
+def fact_list_view(request: HttpRequest) -> HttpResponse:
     """The Memory manager: the visible facts, searched, filtered, sorted and paged."""
     form = FactFilterForm(request.GET)
     valid = form.is_valid()
@@ -158,12 +154,14 @@ def index(request: HttpRequest) -> HttpResponse:
         "sort": sort,
         "editable_ids": _editable_ids(request.user, page),
     }
-    if _partial(request):
-        return render(request, "facts/index.html#fact-results", context, status=status)
+    if htmx_partial(request):
+        return htmx_render(
+            request, "facts/index.html", context, partial="fact-results", status=status
+        )
     context |= _chart_context(request.user)
     context["progress"] = _embedding_progress(request.user)
     context["recall_form"] = RecallForm(auto_id="recall-%s")
-    return render(request, "facts/index.html", context, status=status)
+    return htmx_render(request, "facts/index.html", context, status=status)
 
 
 @login_required
@@ -177,8 +175,8 @@ def fact_view(request: HttpRequest, fact_id: int) -> HttpResponse:
     """One fact: its table row for HTMX (Cancel of an inline edit), else its page."""
     fact = _fact_or_404(request, fact_id)
     editable = fact.is_editable_by(request.user)
-    if _partial(request):
-        return render(
+    if htmx_partial(request):
+        return htmx_render(
             request,
             "facts/index.html#fact-row",
             {"fact": fact, "editable_ids": {fact.pk} if editable else set()},
@@ -186,7 +184,7 @@ def fact_view(request: HttpRequest, fact_id: int) -> HttpResponse:
     sources, derivatives = selectors.fact_lineage_visible(user=request.user, fact=fact)
     context = {"fact": fact, "editable": editable, "form": _edit_form(fact)}
     context.update(sources=sources, derivatives=derivatives)
-    return render(request, "facts/fact.html", context)
+    return htmx_render(request, "facts/fact.html", context)
 
 
 @login_required
@@ -196,8 +194,8 @@ def fact_edit_view(request: HttpRequest, fact_id: int) -> HttpResponse:
     if request.method != "POST":
         if not fact.is_editable_by(request.user):
             message = "Only the owner (or an admin of its team) can edit this fact."
-            if _partial(request):
-                return render(
+            if htmx_partial(request):
+                return htmx_render(
                     request,
                     "facts/index.html#fact-row",
                     {"fact": fact, "editable_ids": set(), "row_error": message},
@@ -218,18 +216,18 @@ def fact_edit_view(request: HttpRequest, fact_id: int) -> HttpResponse:
                 form.add_error(None, exc.message)
                 status = exc.status_code
             else:
-                if not _partial(request):
+                if not htmx_partial(request):
                     messages.success(request, "Fact saved.")
                     return redirect("memory")
-                response = render(
+                response = htmx_render(
                     request, "facts/index.html#fact-row", {"fact": fact, "editable_ids": {fact.pk}}
                 )
                 return trigger_client_event(response, FACTS_CHANGED)
-    if _partial(request):
-        return render(
+    if htmx_partial(request):
+        return htmx_render(
             request, "facts/index.html#fact-edit-row", {"fact": fact, "form": form}, status=status
         )
-    return render(
+    return htmx_render(
         request, "facts/fact.html", {"fact": fact, "form": form, "editable": True}, status=status
     )
 
@@ -242,8 +240,8 @@ def fact_delete_view(request: HttpRequest, fact_id: int) -> HttpResponse:
     try:
         services.fact_delete(actor=Actor.from_request(request), fact=fact)
     except ApplicationError as exc:
-        if _partial(request):
-            return render(
+        if htmx_partial(request):
+            return htmx_render(
                 request,
                 "facts/index.html#fact-row",
                 {"fact": fact, "editable_ids": set(), "row_error": exc.message},
@@ -255,8 +253,9 @@ def fact_delete_view(request: HttpRequest, fact_id: int) -> HttpResponse:
             {"fact": fact, "editable": False, "error": exc.message},
             status=exc.status_code,
         )
-    if _partial(request):
-        return trigger_client_event(HttpResponse(""), FACTS_CHANGED)
+    if htmx_partial(request):
+        response = trigger_client_event(HttpResponse(""), FACTS_CHANGED)
+        return trigger_client_event(response, FACTS_REMOVED)
     messages.success(request, "Fact deleted.")
     return redirect("memory")
 
@@ -289,8 +288,9 @@ def recall_view(request: HttpRequest) -> HttpResponse:
         "recall_error": error,
         "recall_posted": request.method == "POST",
     }
-    template = "facts/recall.html#recall-result" if _partial(request) else "facts/recall.html"
-    return render(request, template, context, status=status)
+    return htmx_render(
+        request, "facts/recall.html", context, partial="recall-result", status=status
+    )
 
 
 @login_required
@@ -315,8 +315,8 @@ def backfill_view(request: HttpRequest) -> HttpResponse:
         if queued
         else "The queue is unreachable; the periodic backfill will run later."
     )
-    if _partial(request):
-        return render(
+    if htmx_partial(request):
+        return htmx_render(
             request,
             "facts/index.html#embedding-progress",
             {"progress": _embedding_progress(request.user), "backfill_note": note},

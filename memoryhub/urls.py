@@ -6,7 +6,7 @@ from memoryhub import views
 from memoryhub.api import api
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", views.home_view, name="home"),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", api.urls),

@@ -17,6 +17,7 @@ from facts.services import (
 )
 from memoryhub.errors import ApplicationError, InvalidInput
 from memoryhub.forget import memory_forget, memory_forget_preview
+from memoryhub.htmx import htmx_render
 from memoryhub.jobs import job_get_visible
 from memoryhub.refs import id_of
 from teams.selectors import agent_token_list, memberships_of
@@ -24,7 +25,8 @@ from teams.services import Actor, memory_settings_get
 
 
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
+def home_view(request: HttpRequest) -> HttpResponse:
+    """The dashboard's start page: the user's teams, settings and active tokens."""
     return render(
         request,
         "home.html",
@@ -45,11 +47,8 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _error_page(request: HttpRequest, *, status: int, title: str, reason: str) -> HttpResponse:
-    partial = bool(getattr(request, "htmx", False)) and not request.htmx.history_restore_request
-    template = "error.html#error-card" if partial else "error.html"
-    return render(
-        request, template, {"status": status, "title": title, "reason": reason}, status=status
-    )
+    context = {"status": status, "title": title, "reason": reason}
+    return htmx_render(request, "error.html", context, partial="error-card", status=status)
 
 
 def _message_of(exception: Exception | None) -> str:
@@ -120,9 +119,7 @@ def forget_view(request: HttpRequest) -> HttpResponse:
             context["preview"] = memory_forget_preview(actor=actor, topic=topic)
     except ApplicationError as exc:
         context["error"], status = exc.message, exc.status_code
-    partial = bool(getattr(request, "htmx", False)) and not request.htmx.history_restore_request
-    template = "forget.html#forget-result" if partial else "forget.html"
-    return render(request, template, context, status=status)
+    return htmx_render(request, "forget.html", context, partial="forget-result", status=status)
 
 
 # --- Reviews and distillation --------------------------------------------------------------
@@ -148,9 +145,7 @@ def reviews_view(request: HttpRequest) -> HttpResponse:
         "categories": Category.choices,
         "job": _latest_distill_job(request.user),
     }
-    partial = bool(getattr(request, "htmx", False)) and not request.htmx.history_restore_request
-    template = "reviews.html#review-queue" if partial else "reviews.html"
-    return render(request, template, context, status=status)
+    return htmx_render(request, "reviews.html", context, partial="review-queue", status=status)
 
 
 def _review_action(*, actor: Actor, action: str, data: Any) -> str:

@@ -3,9 +3,9 @@ from django.urls import path
 from teams import views
 
 urlpatterns = [
-    path("teams/", views.teams_page, name="teams"),
+    path("teams/", views.team_list_view, name="teams"),
     path("teams/new/", views.team_create_view, name="team-create"),
-    path("teams/<int:team_id>/", views.team_page, name="team"),
+    path("teams/<int:team_id>/", views.team_view, name="team"),
     path("teams/<int:team_id>/delete/", views.team_delete_view, name="team-delete"),
     path("teams/<int:team_id>/members/", views.member_add_view, name="member-add"),
     path(
@@ -24,8 +24,8 @@ urlpatterns = [
     ),
     path("teams/people/<int:user_id>/active/", views.user_active_view, name="user-active"),
     path("invite/<uidb64>/<token>/", views.InviteAcceptView.as_view(), name="invite-accept"),
-    path("agents/", views.agents_page, name="agents"),
+    path("agents/", views.agents_view, name="agents"),
     path("agents/<int:token_id>/revoke/", views.agent_revoke_view, name="agent-revoke"),
-    path("audit/", views.audit_page, name="audit"),
-    path("settings/", views.settings_page, name="settings"),
+    path("audit/", views.audit_view, name="audit"),
+    path("settings/", views.settings_view, name="settings"),
 ]

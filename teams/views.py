@@ -15,6 +15,7 @@ from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
 from memoryhub.errors import ApplicationError
+from memoryhub.htmx import htmx_partial, htmx_render
 from teams import selectors, services
 from teams.forms import (
     AgentTokenForm,
@@ -45,7 +46,7 @@ def _teams_context(request: HttpRequest, **extra: object) -> dict:
 
 
 @login_required
-def teams_page(request: HttpRequest) -> HttpResponse:
+def team_list_view(request: HttpRequest) -> HttpResponse:
     return render(request, "teams/teams.html", _teams_context(request))
 
 
@@ -170,7 +171,7 @@ def _team_context(request: HttpRequest, team, **extra: object) -> dict:
 
 
 @login_required
-def team_page(request: HttpRequest, team_id: int) -> HttpResponse:
+def team_view(request: HttpRequest, team_id: int) -> HttpResponse:
     team = _team_or_404(request, team_id)
     return render(request, "teams/team.html", _team_context(request, team))
 
@@ -189,8 +190,8 @@ def team_delete_view(request: HttpRequest, team_id: int) -> HttpResponse:
 
 
 def _render_members(request: HttpRequest, team, status: int = 200, **extra: object):
-    template = "teams/team.html#members" if request.htmx else "teams/team.html"
-    return render(request, template, _team_context(request, team, **extra), status=status)
+    context = _team_context(request, team, **extra)
+    return htmx_render(request, "teams/team.html", context, partial="members", status=status)
 
 
 @login_required
@@ -246,8 +247,15 @@ def member_remove_view(request: HttpRequest, team_id: int, membership_id: int) -
     return _render_members(request, team, notice=f"{who} removed from {team.name}.")
 
 
+def _new_token(request: HttpRequest, token: AgentToken, secret: str) -> dict:
+    """A token just created, shown once: its secret, and ready-made settings for an
+    agent and a first request, addressed to this server as the browser reached it."""
+    return {"token": token, "secret": secret, "server_url": request.build_absolute_uri("/")[:-1]}
+
+
 @login_required
-def agents_page(request: HttpRequest) -> HttpResponse:
+def agents_view(request: HttpRequest) -> HttpResponse:
+    """The user's agent tokens; POST creates one."""
     form = AgentTokenForm(request.POST or None)
     created = None
     status = 200
@@ -261,7 +269,7 @@ def agents_page(request: HttpRequest) -> HttpResponse:
                 form.add_error("name", exc.message)
                 status = exc.status_code
             else:
-                created = {"token": token, "secret": secret}
+                created = _new_token(request, token, secret)
                 form = AgentTokenForm()
         else:
             status = 400
@@ -270,8 +278,7 @@ def agents_page(request: HttpRequest) -> HttpResponse:
         "form": form,
         "created": created,
     }
-    template = "teams/agents.html#agents-panel" if request.htmx else "teams/agents.html"
-    return render(request, template, context, status=status)
+    return htmx_render(request, "teams/agents.html", context, partial="agents-panel", status=status)
 
 
 @login_required
@@ -279,14 +286,14 @@ def agents_page(request: HttpRequest) -> HttpResponse:
 def agent_revoke_view(request: HttpRequest, token_id: int) -> HttpResponse:
     token = get_object_or_404(AgentToken, pk=token_id, user=request.user)
     token = services.agent_token_revoke(actor=Actor.from_request(request), token=token)
-    if request.htmx:
-        return render(request, "teams/agents.html#token-row", {"token": token})
+    if htmx_partial(request):
+        return htmx_render(request, "teams/agents.html#token-row", {"token": token})
     messages.success(request, f"Token {token.name} revoked.")
     return redirect("agents")
 
 
 @login_required
-def audit_page(request: HttpRequest) -> HttpResponse:
+def audit_view(request: HttpRequest) -> HttpResponse:
     form = AuditFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_valid() else {}
     events = selectors.audit_event_list(
@@ -305,12 +312,11 @@ def audit_page(request: HttpRequest) -> HttpResponse:
         "actions": selectors.audit_action_names(viewer=request.user),
         "query": query.urlencode(),
     }
-    template = "teams/audit.html#audit-results" if request.htmx else "teams/audit.html"
-    return render(request, template, context)
+    return htmx_render(request, "teams/audit.html", context, partial="audit-results")
 
 
 @login_required
-def settings_page(request: HttpRequest) -> HttpResponse:
+def settings_view(request: HttpRequest) -> HttpResponse:
     prefs = services.memory_settings_get(user=request.user)
     initial = {"active_team": prefs.active_team, "default_visibility": prefs.default_visibility}
     form = MemorySettingsForm(request.POST or None, user=request.user, initial=initial)

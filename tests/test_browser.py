@@ -45,6 +45,47 @@ def test_create_and_revoke_an_agent_token_with_htmx(page, live_server, login, ow
     page.wait_for_selector("tr:has-text('browser-bot') >> text=revoked")
 
 
+def test_a_new_token_is_copied_to_the_clipboard_with_ready_agent_settings(
+    page, live_server, login, owner
+):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    login(owner)
+    page.click("nav.nav >> text=Agents")
+    page.fill("#id_name", "copy-bot")
+    page.click("text=Create token")
+    secret = page.locator("#new-secret").inner_text()
+    assert secret.startswith("mh_")
+
+    page.get_by_role("button", name="Copy token").click()
+    page.get_by_role("button", name="Copied").wait_for()
+    assert page.evaluate("navigator.clipboard.readText()") == secret
+
+    settings_block = page.locator("#new-token-env").inner_text()
+    assert settings_block == f"MEMORYHUB_URL={live_server.url}\nMEMORYHUB_TOKEN={secret}"
+    curl = page.locator("#new-token-curl").inner_text()
+    assert f"'{live_server.url}/api/recall'" in curl and f"Bearer {secret}" in curl
+    page.get_by_role("button", name="Copy command").click()
+    page.wait_for_function("document.activeElement.textContent === 'Copied'")
+    assert page.evaluate("navigator.clipboard.readText()") == curl
+
+    # Shown once: the page opened again has neither the secret nor the snippets.
+    page.reload()
+    assert secret not in page.content()
+    assert page.locator("#new-token-env").count() == 0
+
+
+def test_without_the_clipboard_the_copy_button_selects_the_token(page, live_server, login, owner):
+    login(owner)
+    page.goto(f"{live_server.url}/agents/")
+    page.fill("#id_name", "no-clipboard-bot")
+    page.click("text=Create token")
+    secret = page.locator("#new-secret").inner_text()
+    page.evaluate("Object.defineProperty(navigator, 'clipboard', {value: undefined})")
+    page.get_by_role("button", name="Copy token").click()
+    page.get_by_role("button", name="Selected: press Ctrl+C to copy").wait_for()
+    assert page.evaluate("window.getSelection().toString()") == secret
+
+
 # --- Content-Security-Policy --------------------------------------------------------------
 
 # Installed before any page script: every violation the browser reports is kept.

@@ -1,4 +1,5 @@
-"""Markdown to safe HTML for wiki pages.
+"""HTML built for wiki pages: their Markdown rendered safely, their source with the
+scanner's findings marked, and search snippets with their matches marked.
 
 markdown-it-py turns CommonMark (plus tables, strikethrough and bare-URL links)
 into HTML, raw HTML included; nh3 then keeps only an allow-list of tags and
@@ -25,12 +26,15 @@ The page-wide pass serialises a parsed tree, so every element it opens it closes
 
 import html
 import re
+import unicodedata
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any
 
 import nh3
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.rules_block import StateBlock
@@ -305,3 +309,52 @@ def render_markdown(text: str, *, inert: Mapping[str, str] | None = None) -> str
     can follow or a picture that loads."""
     env = {"inert": dict(inert)} if inert else {}
     return sanitize_html(_parser().render(text, env), inert=inert)
+
+
+# --- The page source and search snippets ------------------------------------------------
+
+
+def _visible_text(text: str) -> str:
+    """Escape ``text``, showing invisible format characters (zero-width, bidi controls)
+    as their code points so a reviewer sees what hides in the page."""
+    out = []
+    for char in text:
+        if unicodedata.category(char) == "Cf":
+            out.append(f'<span class="invisible-char">U+{ord(char):04X}</span>')
+        else:
+            out.append(escape(char))
+    return "".join(out)
+
+
+def highlight_findings(text: str, findings: list[dict[str, Any]]) -> SafeString:
+    """The page source, escaped, with each finding's span wrapped in ``<mark>``.
+    Overlapping spans are merged; every piece of page text goes through ``escape``."""
+    spans: list[list[Any]] = []
+    for finding in sorted(
+        (f for f in findings if f.get("field", "content") == "content"),
+        key=lambda f: (int(f.get("start", 0)), int(f.get("end", 0))),
+    ):
+        start = max(0, min(int(finding.get("start", 0)), len(text)))
+        end = max(start, min(int(finding.get("end", 0)), len(text)))
+        label = f"{finding.get('rule', '')}: {finding.get('message', '')}"
+        if spans and start < spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], end)
+            spans[-1][2].append(label)
+        else:
+            spans.append([start, end, [label]])
+    out, position = [], 0
+    for start, end, labels in spans:
+        out.append(_visible_text(text[position:start]))
+        out.append(
+            f'<mark class="finding" title="{escape("; ".join(labels))}">'
+            f"{_visible_text(text[start:end]) or '&#8203;'}</mark>"
+        )
+        position = end
+    out.append(_visible_text(text[position:]))
+    return mark_safe("".join(out))
+
+
+def snippet_html(snippet: str) -> SafeString:
+    """An FTS snippet with its ``[[``/``]]`` match markers turned into ``<mark>``."""
+    escaped = str(escape(snippet))
+    return mark_safe(escaped.replace("[[", "<mark>").replace("]]", "</mark>"))

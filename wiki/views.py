@@ -1,7 +1,6 @@
 """Dashboard pages of the wiki: the list with search and filters, a page with its
 findings, the editor with live preview, history and diff, and the review queue."""
 
-import unicodedata
 from typing import Any
 
 from django.contrib import messages
@@ -9,25 +8,18 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
-from django.views.decorators.vary import vary_on_headers
 
 from memoryhub.errors import ApplicationError, NotFound
+from memoryhub.htmx import htmx_render
 from teams.services import Actor
 from wiki import selectors, services
 from wiki.forms import PageFilterForm, PageForm
 from wiki.models import MAX_CONTENT_CHARS, Kind, Page
-from wiki.rendering import dangerous_urls, render_markdown
+from wiki.rendering import dangerous_urls, highlight_findings, render_markdown, snippet_html
 
 PAGE_SIZE = 50
 SEARCH_LIMIT = 200
-
-
-def _partial(request: HttpRequest) -> bool:
-    """Render a fragment for HTMX, but a whole page when HTMX restores history."""
-    return bool(request.htmx) and not request.htmx.history_restore_request
 
 
 def _page_or_404(request: HttpRequest, page_id: int) -> Page:
@@ -37,55 +29,8 @@ def _page_or_404(request: HttpRequest, page_id: int) -> Page:
         raise Http404(exc.message) from None
 
 
-def _visible_text(text: str) -> str:
-    """Escape ``text``, showing invisible format characters (zero-width, bidi controls)
-    as their code points so a reviewer sees what hides in the page."""
-    out = []
-    for char in text:
-        if unicodedata.category(char) == "Cf":
-            out.append(f'<span class="invisible-char">U+{ord(char):04X}</span>')
-        else:
-            out.append(escape(char))
-    return "".join(out)
-
-
-def highlight_findings(text: str, findings: list[dict[str, Any]]) -> SafeString:
-    """The page source, escaped, with each finding's span wrapped in ``<mark>``.
-    Overlapping spans are merged; every piece of page text goes through ``escape``."""
-    spans: list[list[Any]] = []
-    for finding in sorted(
-        (f for f in findings if f.get("field", "content") == "content"),
-        key=lambda f: (int(f.get("start", 0)), int(f.get("end", 0))),
-    ):
-        start = max(0, min(int(finding.get("start", 0)), len(text)))
-        end = max(start, min(int(finding.get("end", 0)), len(text)))
-        label = f"{finding.get('rule', '')}: {finding.get('message', '')}"
-        if spans and start < spans[-1][1]:
-            spans[-1][1] = max(spans[-1][1], end)
-            spans[-1][2].append(label)
-        else:
-            spans.append([start, end, [label]])
-    out, position = [], 0
-    for start, end, labels in spans:
-        out.append(_visible_text(text[position:start]))
-        out.append(
-            f'<mark class="finding" title="{escape("; ".join(labels))}">'
-            f"{_visible_text(text[start:end]) or '&#8203;'}</mark>"
-        )
-        position = end
-    out.append(_visible_text(text[position:]))
-    return mark_safe("".join(out))
-
-
-def snippet_html(snippet: str) -> SafeString:
-    """An FTS snippet with its ``[[``/``]]`` match markers turned into ``<mark>``."""
-    escaped = str(escape(snippet))
-    return mark_safe(escaped.replace("[[", "<mark>").replace("]]", "</mark>"))
-
-
 @login_required
-@vary_on_headers("HX-Request")
-def index(request: HttpRequest) -> HttpResponse:
+def page_list_view(request: HttpRequest) -> HttpResponse:
     """Visible pages: searched (best first) or listed (latest change first), filtered by
     tag, kind and project."""
     form = PageFilterForm(request.GET)
@@ -121,8 +66,7 @@ def index(request: HttpRequest) -> HttpResponse:
         "searching": searching,
         "review_count": selectors.wiki_review_queue(user=request.user).count(),
     }
-    template = "wiki/index.html#page-results" if _partial(request) else "wiki/index.html"
-    return render(request, template, context, status=status)
+    return htmx_render(request, "wiki/index.html", context, partial="page-results", status=status)
 
 
 def _page_context(request: HttpRequest, page: Page) -> dict[str, Any]:
@@ -213,13 +157,13 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
 
 
 @login_required
-def new_view(request: HttpRequest) -> HttpResponse:
+def page_new_view(request: HttpRequest) -> HttpResponse:
     """The editor for a new page (a title that exists in the project updates it)."""
     return _editor(request, None)
 
 
 @login_required
-def edit_view(request: HttpRequest, page_id: int) -> HttpResponse:
+def page_edit_view(request: HttpRequest, page_id: int) -> HttpResponse:
     """The editor for an existing page."""
     return _editor(request, _page_or_404(request, page_id))
 
@@ -244,7 +188,7 @@ def preview_view(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def history_view(request: HttpRequest, page_id: int) -> HttpResponse:
+def page_history_view(request: HttpRequest, page_id: int) -> HttpResponse:
     """Every saved revision of a page, newest first, with a form to diff two."""
     page = _page_or_404(request, page_id)
     revisions = list(selectors.wiki_revision_list(page=page))
@@ -257,7 +201,7 @@ def history_view(request: HttpRequest, page_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def restore_view(request: HttpRequest, page_id: int, number: int) -> HttpResponse:
+def revision_restore_view(request: HttpRequest, page_id: int, number: int) -> HttpResponse:
     """Put an old revision's text back as a new revision."""
     page = _page_or_404(request, page_id)
     try:
@@ -274,7 +218,7 @@ def restore_view(request: HttpRequest, page_id: int, number: int) -> HttpRespons
 
 
 @login_required
-def diff_view(request: HttpRequest, page_id: int) -> HttpResponse:
+def revision_diff_view(request: HttpRequest, page_id: int) -> HttpResponse:
     """A line diff between two revisions (``?old=N&new=M``; default: the last two)."""
     page = _page_or_404(request, page_id)
     numbers = list(page.revisions.order_by("-number").values_list("number", flat=True)[:2])
@@ -290,7 +234,7 @@ def diff_view(request: HttpRequest, page_id: int) -> HttpResponse:
 
 
 @login_required
-def review_view(request: HttpRequest) -> HttpResponse:
+def review_queue_view(request: HttpRequest) -> HttpResponse:
     """The review queue: flagged pages agents cannot read until someone approves them."""
     pages = list(selectors.wiki_review_queue(user=request.user))
     rows = [{"page": p, "source": highlight_findings(p.content, p.findings)} for p in pages]
@@ -299,7 +243,7 @@ def review_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def approve_view(request: HttpRequest, page_id: int) -> HttpResponse:
+def page_approve_view(request: HttpRequest, page_id: int) -> HttpResponse:
     page = _page_or_404(request, page_id)
     try:
         services.wiki_page_approve(actor=Actor.from_request(request), page=page)
@@ -314,7 +258,7 @@ def approve_view(request: HttpRequest, page_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def reject_view(request: HttpRequest, page_id: int) -> HttpResponse:
+def page_reject_view(request: HttpRequest, page_id: int) -> HttpResponse:
     """Refuse a flagged page's text: its last clean revision comes back, or it goes."""
     page = _page_or_404(request, page_id)
     try:
@@ -343,7 +287,7 @@ def reject_view(request: HttpRequest, page_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def delete_view(request: HttpRequest, page_id: int) -> HttpResponse:
+def page_delete_view(request: HttpRequest, page_id: int) -> HttpResponse:
     page = _page_or_404(request, page_id)
     try:
         services.wiki_page_delete(actor=Actor.from_request(request), page=page)

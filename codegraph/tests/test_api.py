@@ -217,3 +217,51 @@ def test_scan_skips_the_folders_named_in_exclude(
         owner_client, django_capture_on_commit_callbacks, name="y", path=str(tree), exclude=["a/b"]
     )
     assert bad.status_code == 400 and "by name" in bad.json()["detail"]
+
+
+def test_the_last_progress_swap_brings_languages_and_the_banner_up_to_date(
+    owner_client, owner, tree
+):
+    from codegraph import services
+    from teams.services import Actor
+
+    project = services.code_project_register(actor=Actor(user=owner), name="queued", path=str(tree))
+    page = owner_client.get(reverse("codegraph")).content.decode()
+    assert "Scanning queued…" in page and "not scanned yet" in page
+    url = reverse("codegraph-progress", args=[project.pk])
+    polling = owner_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "every 1s" in polling and "hx-swap-oob" not in polling
+
+    services.code_project_scan(project_id=project.pk)  # the worker finishes it
+    final = owner_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "every 1s" not in final
+    languages = final[final.index(f'<div id="languages-{project.pk}" hx-swap-oob="true">') :]
+    assert "5 files, 8 symbols" in languages.split('id="scan-banner"')[0]
+    banner = final[final.index('<div id="scan-banner"') :]
+    assert 'hx-swap-oob="true"' in banner.split(">")[0]
+    assert "queued is scanned: 5 files, 8 symbols." in banner
+    assert "Scanning" not in banner
+
+
+def test_the_banner_keeps_naming_scans_still_running(owner_client, owner, tree):
+    from codegraph import services
+    from teams.services import Actor
+
+    actor = Actor(user=owner)
+    first = services.code_project_register(actor=actor, name="first", path=str(tree))
+    services.code_project_register(actor=actor, name="second", path=str(tree))
+    services.code_project_scan(project_id=first.pk)
+    final = owner_client.get(
+        reverse("codegraph-progress", args=[first.pk]), HTTP_HX_REQUEST="true"
+    ).content.decode()
+    banner = final[final.index('<div id="scan-banner"') :]
+    assert "first is scanned" in banner and "Scanning second…" in banner
+
+
+def test_adding_a_folder_says_so_without_a_message_that_goes_stale(
+    owner_client, tree, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = owner_client.post(reverse("codegraph-add"), {"name": "web", "path": str(tree)})
+    html = owner_client.get(response.url).content.decode()  # the scan is over by now
+    assert "Added web." in html and "Scanning web" not in html

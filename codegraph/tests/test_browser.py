@@ -47,10 +47,18 @@ def test_the_progress_bar_polls_until_a_background_scan_finishes(
     project = services.code_project_register(actor=Actor(user=owner), name="queued", path=str(root))
     login(owner)
     page.goto(f"{live_server.url}/codegraph/")
+    page.evaluate("window.notReloaded = true")
     progress = page.locator(f"#progress-{project.pk}")
     assert "Queued" in progress.inner_text()
     assert progress.get_attribute("hx-trigger") == "every 1s"
+    assert "not scanned yet" in page.locator(f"#languages-{project.pk}").inner_text()
+    assert page.locator("#scan-banner").inner_text() == "Scanning queued…"
     services.code_project_scan(project_id=project.pk)  # the "worker" runs it now
     page.locator(f"#progress-{project.pk} .cg-state-done").wait_for()
     assert "5/5 files" in page.locator(f"#progress-{project.pk}").inner_text()
     assert page.locator(f"#progress-{project.pk}").get_attribute("hx-trigger") is None
+    # The poll's last swap brought the rest of the page along: languages and banner.
+    assert "5 files, 8 symbols" in page.locator(f"#languages-{project.pk}").inner_text()
+    assert "not scanned yet" not in page.locator(f"#languages-{project.pk}").inner_text()
+    assert page.locator("#scan-banner").inner_text() == "queued is scanned: 5 files, 8 symbols."
+    assert page.evaluate("window.notReloaded === true")

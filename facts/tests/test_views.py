@@ -243,7 +243,7 @@ def test_fifty_facts_a_page_with_real_links(owner_client, owner):
     assert 'href="?page=2"' in html
     second = html_of(owner_client.get("/memory/", {"page": "2"}, headers=HTMX))
     assert sorted(row_ids(second)) == sorted(f.pk for f in facts[:3])
-    assert second.lstrip().startswith('<section class="card" id="fact-results">')
+    assert second.lstrip().startswith('<section class="card" id="fact-results"')
 
 
 def test_list_page_queries_do_not_grow_with_the_rows(
@@ -503,7 +503,7 @@ def test_embedding_progress_counts_own_facts_and_polls_while_incomplete(owner_cl
     html = html_of(owner_client.get("/memory/embeddings/"))
     # Facts created inside a test transaction have not been embedded yet.
     assert "<strong>0</strong> of <strong>3</strong> of your facts" in html
-    assert 'hx-trigger="every 2s"' in html
+    assert 'hx-trigger="every 2s, facts-changed from:body"' in html
     assert "Backfill now" not in html
 
 
