@@ -2,12 +2,13 @@
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from ninja import Field, NinjaAPI, Schema
 from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
 from memoryhub.errors import ApplicationError
+from memoryhub.export import export_schema, personal_export
 from memoryhub.forget import memory_forget, memory_forget_preview
 from memoryhub.health import health_report
 from memoryhub.jobs import job_get_visible
@@ -158,6 +159,28 @@ def forget(request: HttpRequest, payload: ForgetIn) -> dict:
     if payload.dry_run:
         return memory_forget_preview(actor=actor, topic=payload.topic)
     return memory_forget(actor=actor, topic=payload.topic, ids=payload.ids)
+
+
+@api.get("/export/personalization", tags=["export"], auth=read_auth)
+def export_personalization(request: HttpRequest, user: str | None = None) -> HttpResponse:
+    """Download everything MemoryHub holds about you, as one JSON document (its schema:
+    `GET /api/export/schema`): your facts of every layer with provenance, lineage and
+    history, review proposals, wiki pages and the revisions you saved, CodeGraph
+    projects (metadata), settings, team memberships, agent tokens (never their secrets)
+    and the audit events about you. Rows of other people (a teammate's team facts) are
+    theirs, not in it. Streamed as it is read. Staff answering a data subject's request
+    pass `user=<username>`; every export is audited."""
+    subject, pieces = personal_export(actor=Actor.from_request(request), username=user)
+    response = StreamingHttpResponse(pieces, content_type="application/json")
+    name = f"memoryhub-export-{subject.pk}.json"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@api.get("/export/schema", response=dict, tags=["export"], auth=None)
+def export_schema_view(request: HttpRequest) -> dict:
+    """The JSON Schema of the personal data export (`GET /api/export/personalization`)."""
+    return export_schema()
 
 
 @api.get("/health", response=HealthOut, tags=["health"], auth=None)
