@@ -793,7 +793,8 @@ def facts_import(
         for start in range(0, len(embed), 1000):
             _queue_embedding(embed[start : start + 1000], config)
     if progress is not None:
-        progress(1, 1)
+        done = max(1, len(written) + len(merge_of))
+        progress(done, done)
     return {
         "created": len(written),
         "skipped": skipped,

@@ -476,10 +476,13 @@ def test_the_command_refuses_a_bad_file_and_writes_nothing(teammate, tmp_path, n
 # --- The dashboard -----------------------------------------------------------------------
 
 
-def test_the_memory_and_settings_pages_offer_the_export(owner_client):
+def test_the_memory_and_settings_pages_offer_the_export(owner_client, staff_client):
     for path in ("/memory/", "/settings/"):
         html = owner_client.get(path).content.decode()
         assert 'href="/api/export/personalization" download' in html, path
+    # Staff alone get the form that exports someone else's data.
+    assert 'id="export-person"' not in owner_client.get("/settings/").content.decode()
+    assert 'id="export-person"' in staff_client.get("/settings/").content.decode()
 
 
 @pytest.mark.browser
