@@ -35,6 +35,8 @@ BULK_FORMAT = "memoryhub.facts"
 BULK_VERSION = 1
 # Validation errors named in an answer, at most.
 ERRORS_SHOWN = 10
+# The largest access count kept (a positive integer column everywhere).
+MAX_COUNT = 2**31 - 1
 
 
 # --- Reading --------------------------------------------------------------------------------
@@ -157,9 +159,15 @@ def _version(document: dict[str, Any], field: str, newest: int) -> int:
 
 
 def _aware(value: datetime | None) -> datetime | None:
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
+    """A time of the document in UTC (one without a zone taken as UTC)."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInput(f"The time {value.isoformat()} is out of range.") from None
 
 
 def _from_export(fact: ExportFact) -> FactImport:
@@ -187,7 +195,7 @@ def _from_export(fact: ExportFact) -> FactImport:
             "resolution_ref": fact.resolution_ref,
             "layer": fact.layer,
             "import_key": fact.import_key
-            or fact_key(created_at=fact.created_at, content=fact.content),
+            or fact_key(created_at=_aware(fact.created_at), content=fact.content),
         },
         status=fact.status,
         distilled=fact.distilled,
@@ -195,7 +203,7 @@ def _from_export(fact: ExportFact) -> FactImport:
         updated_at=_aware(fact.updated_at),
         valid_from=_aware(fact.valid_from),
         valid_until=_aware(fact.valid_until),
-        access_count=max(0, fact.access_count),
+        access_count=min(max(0, fact.access_count), MAX_COUNT),
         last_accessed_at=_aware(fact.last_accessed_at),
         derived_from=list(provenance.derived_from),
         superseded_by=fact.superseded_by,

@@ -500,3 +500,21 @@ def test_a_person_downloads_their_export_from_the_memory_page(
     document = json.loads(saved.read_text())
     assert document["user"]["username"] == "alice"
     assert "Alice drinks green tea every morning" in facts_by_content(document)
+
+
+def test_odd_values_in_an_export_are_refused_or_bounded_never_a_server_error(
+    owner_client, teammate, teammate_client, world
+):
+    document = export_of(owner_client)
+    document["facts"][0]["created_at"] = "0001-01-01T00:00:00+14:00"
+    answer = post(teammate_client, "/api/memories/import", document)
+    assert answer.status_code == 400 and "out of range" in answer.json()["detail"]
+    document = export_of(owner_client)
+    document["facts"][0]["access_count"] = 10**30
+    document["facts"][1]["id"] = 10**30
+    document["facts"][2]["project"] = "p" * 300
+    answer = post(teammate_client, "/api/memories/import", document)
+    assert answer.status_code == 400 and "project key" in answer.json()["detail"]
+    document["facts"][2]["project"] = ""
+    assert post(teammate_client, "/api/memories/import", document).status_code == 200
+    assert Fact.objects.filter(owner=teammate, access_count=2**31 - 1).count() == 1
