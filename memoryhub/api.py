@@ -7,11 +7,16 @@ from ninja import Field, NinjaAPI, Schema, Status
 from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
-from memoryhub.errors import ApplicationError, TooLarge
+from memoryhub.errors import ApplicationError
 from memoryhub.export import export_schema, personal_export
 from memoryhub.forget import memory_forget, memory_forget_preview
 from memoryhub.health import health_report
-from memoryhub.imports import document_parse, import_max_bytes, memories_import_request
+from memoryhub.imports import (
+    document_parse,
+    document_too_large,
+    import_max_bytes,
+    memories_import_request,
+)
 from memoryhub.jobs import job_get_visible
 from memoryhub.llm import ChatModelError, ChatModelOutputError
 from memoryhub.unicode import require_storable_text
@@ -221,11 +226,7 @@ def _request_bytes(request: HttpRequest) -> bytes:
     except ValueError:
         declared = 0
     if declared > limit:
-        raise TooLarge(
-            f"The file is {declared:,} bytes; at most {limit:,} are imported at once "
-            "(MEMORYHUB_IMPORT_MAX_BYTES).",
-            extra={"limit": limit},
-        )
+        raise document_too_large(declared)
     return request.read(limit + 1)
 
 

@@ -46,7 +46,8 @@ def import_max_bytes() -> int:
     return settings.MEMORYHUB_IMPORT_MAX_BYTES
 
 
-def _too_large(size: int) -> TooLarge:
+def document_too_large(size: int) -> TooLarge:
+    """The refusal of a document of ``size`` bytes, past the import limit."""
     limit = import_max_bytes()
     return TooLarge(
         f"The file is {size:,} bytes; at most {limit:,} are imported at once "
@@ -59,7 +60,7 @@ def document_parse(raw: bytes) -> Any:
     """The JSON value of an uploaded document, refused with a message that says what is
     wrong when it is too large, not UTF-8, not JSON or holds text that cannot be stored."""
     if len(raw) > import_max_bytes():
-        raise _too_large(len(raw))
+        raise document_too_large(len(raw))
     if not raw.strip():
         raise InvalidInput("The document is empty: send an export or a Mem0 dump as JSON.")
     try:
@@ -86,7 +87,7 @@ def document_read_file(path: Path) -> Any:
     except OSError as exc:
         raise InvalidInput(f"Cannot read {path}: {exc.strerror}.") from None
     if size > import_max_bytes():
-        raise _too_large(size)
+        raise document_too_large(size)
     return document_parse(path.read_bytes())
 
 
