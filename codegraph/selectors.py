@@ -492,3 +492,24 @@ def code_project_index_counts(*, project_id: int) -> dict[str, object]:
         "call_count": CallRef.objects.filter(project_id=project_id).count(),
         "language_counts": languages,
     }
+
+
+def code_project_export_owned(*, user) -> list[dict[str, Any]]:
+    """The projects ``user`` owns, as metadata: where, who reads them, the last scan
+    and its counts (not the indexed code)."""
+    projects = CodeProject.objects.owned_by(user).select_related("team").order_by("pk")
+    return [
+        {
+            "id": p.pk,
+            "name": p.name,
+            "root_path": p.root_path,
+            "visibility": p.visibility,
+            "team": p.team.name if p.team_id else None,
+            "project": p.project,
+            "settings": p.settings,
+            "created_at": p.created_at.isoformat(),
+            "finished_at": p.finished_at.isoformat() if p.finished_at else None,
+            **code_project_counts(p),
+        }
+        for p in projects
+    ]

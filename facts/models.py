@@ -1,7 +1,8 @@
 """The fact store: small statements agents remember, with their provenance."""
 
+import hashlib
 import math
-from datetime import datetime
+from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -90,6 +91,13 @@ def use_score(access_count: int, *, saturation: int) -> float:
     return min(1.0, math.log1p(access_count) / math.log1p(saturation))
 
 
+def fact_key(*, created_at: datetime, content: str) -> str:
+    """The import key of a fact that has none of its own: its creation time and content."""
+    when = created_at.astimezone(UTC).isoformat()
+    digest = hashlib.sha256(f"{when}\n{content}".encode()).hexdigest()
+    return f"sha256:{digest[:40]}"
+
+
 class Fact(ScopedModel):
     content = models.TextField()
     category = models.CharField(
@@ -134,6 +142,9 @@ class Fact(ScopedModel):
     derived_from = models.ManyToManyField(
         "self", symmetrical=False, blank=True, related_name="derivatives"
     )
+    # What an import knows this fact by (see ``export_key``): set on imported facts,
+    # so importing the same document again adds nothing.
+    import_key = models.CharField(max_length=100, blank=True, default="", db_index=True)
     # Which embedding model produced this fact's stored vector ("" = none yet).
     embedding_model = models.CharField(max_length=200, blank=True, default="", db_index=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -158,6 +169,13 @@ class Fact(ScopedModel):
 
     def __str__(self) -> str:
         return self.content[:60]
+
+    @property
+    def export_key(self) -> str:
+        """What an export calls this fact so that an import recognises it again: the
+        key it was imported with, or else a hash of when it was created and what it
+        said (the same in every export of the fact while its content stays)."""
+        return self.import_key or fact_key(created_at=self.created_at, content=self.content)
 
     @property
     def version(self) -> str:

@@ -3,13 +3,14 @@
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import batched
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 
 from facts.dedupe import KEYS_VERSION
-from facts.models import Category, Fact, Layer, MemoryConfig, Status
+from facts.models import Category, Fact, Layer, MemoryConfig, MemoryReview, Status
 from facts.search import FACT_FTS, FACT_VECTORS
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import id_of
@@ -185,6 +186,56 @@ def fact_export_rows(*, user: Any, chunk_size: int = 500) -> Iterator[dict[str, 
     )
     for fact in facts.iterator(chunk_size=chunk_size):
         yield fact_as_dict(fact)
+
+
+def fact_export_owned(*, user: Any, chunk_size: int = 500) -> Iterator[dict[str, Any]]:
+    """Every fact ``user`` owns, in every layer and status, with its provenance and
+    lineage, the key an import knows it by, and its history (the audit events about
+    it), in id order. Read a chunk at a time: memory stays flat however many there are."""
+    from teams.selectors import audit_events_of
+
+    facts = (
+        Fact.objects.owned_by(user)
+        .select_related("owner", "team", "created_by", "created_by_token")
+        .prefetch_related(Prefetch("derived_from", queryset=Fact.objects.only("id")))
+        .order_by("pk")
+    )
+    for chunk in batched(facts.iterator(chunk_size=chunk_size), chunk_size):
+        history = audit_events_of(target_type="fact", target_ids=[f.pk for f in chunk])
+        for fact in chunk:
+            yield {
+                **fact_as_dict(fact),
+                "import_key": fact.export_key,
+                "history": history.get(fact.pk, []),
+            }
+
+
+def memory_review_export_rows(*, user: Any) -> Iterator[dict[str, Any]]:
+    """Every proposal extraction made for ``user``, decided or not, oldest first."""
+    reviews = MemoryReview.objects.filter(owner_id=user.pk).select_related("team")
+    for review in reviews.order_by("pk").iterator(chunk_size=500):
+        yield {
+            "id": review.pk,
+            "state": review.state,
+            "content": review.content,
+            "category": review.category,
+            "importance": review.importance,
+            "confidence": review.confidence,
+            "sentiment": review.sentiment,
+            "tags": review.tags,
+            "source": review.source,
+            "origin": review.origin,
+            "source_excerpt": review.source_excerpt,
+            "session_id": review.session_id,
+            "visibility": review.visibility,
+            "team": review.team.name if review.team_id else None,
+            "project": review.project,
+            "supersedes": review.supersedes_id,
+            "fact": review.fact_id,
+            "provider": review.provider,
+            "created_at": review.created_at.isoformat(),
+            "decided_at": review.decided_at.isoformat() if review.decided_at else None,
+        }
 
 
 def fact_as_dict(fact: Fact) -> dict[str, Any]:

@@ -67,3 +67,23 @@ def _extract_for_job(job: Job) -> dict:
         visibility=args["visibility"],
         team=args["team"],
     )
+
+
+@shared_task(name="facts.import", acks_late=True)
+def memories_import(job_id: int) -> dict | None:
+    """Import a large document, for a job: all of it in one transaction, or nothing
+    (a job done does not run again; a run cut short is safe to repeat, as importing is
+    idempotent)."""
+    return job_run(job_id=job_id, work=_import_for_job)
+
+
+def _import_for_job(job: Job) -> dict:
+    from memoryhub.imports import memories_import as import_document
+
+    args = job.arguments
+    token = AgentToken.objects.filter(pk=args.get("token")).first() if args.get("token") else None
+    return import_document(
+        actor=Actor(user=job.owner, token=token),
+        document=args["document"],
+        progress=lambda done, total: job_progress(job_id=job.pk, done=done, total=total),
+    )

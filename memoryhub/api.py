@@ -2,14 +2,21 @@
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
-from ninja import Field, NinjaAPI, Schema
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from ninja import Field, NinjaAPI, Schema, Status
 from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
 from memoryhub.errors import ApplicationError
+from memoryhub.export import export_schema, personal_export
 from memoryhub.forget import memory_forget, memory_forget_preview
 from memoryhub.health import health_report
+from memoryhub.imports import (
+    document_parse,
+    document_too_large,
+    import_max_bytes,
+    memories_import_request,
+)
 from memoryhub.jobs import job_get_visible
 from memoryhub.llm import ChatModelError, ChatModelOutputError
 from memoryhub.unicode import require_storable_text
@@ -158,6 +165,91 @@ def forget(request: HttpRequest, payload: ForgetIn) -> dict:
     if payload.dry_run:
         return memory_forget_preview(actor=actor, topic=payload.topic)
     return memory_forget(actor=actor, topic=payload.topic, ids=payload.ids)
+
+
+@api.get("/export/personalization", tags=["export"], auth=read_auth)
+def export_personalization(request: HttpRequest, user: str | None = None) -> HttpResponse:
+    """Download everything MemoryHub holds about you, as one JSON document (its schema:
+    `GET /api/export/schema`): your facts of every layer with provenance, lineage and
+    history, review proposals, wiki pages and the revisions you saved, CodeGraph
+    projects (metadata), settings, team memberships, agent tokens (never their secrets)
+    and the audit events about you. Rows of other people (a teammate's team facts) are
+    theirs, not in it. Streamed as it is read. Staff answering a data subject's request
+    pass `user=<username>`; every export is audited."""
+    subject, pieces = personal_export(actor=Actor.from_request(request), username=user)
+    response = StreamingHttpResponse(pieces, content_type="application/json")
+    name = f"memoryhub-export-{subject.pk}.json"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@api.get("/export/schema", response=dict, tags=["export"], auth=None)
+def export_schema_view(request: HttpRequest) -> dict:
+    """The JSON Schema of the personal data export (`GET /api/export/personalization`)."""
+    return export_schema()
+
+
+class ImportOut(Schema):
+    created: int = Field(description="Facts written")
+    skipped: int = Field(description="Facts already in your memory (imported before)")
+    merged: int = Field(description="Facts that repeated one of yours and were merged into it")
+    made_private: int = Field(description="Team facts of a team you are not in, made private")
+    links: int = Field(description="Lineage links (derived from, superseded by) made again")
+    not_yours: int = Field(description="Facts of other people in a bulk export, left out")
+    format: str
+
+
+class ImportJobOut(Schema):
+    job: int
+
+
+IMPORT_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": ["object", "array"],
+                "description": "A MemoryHub export (GET /api/export/personalization, of "
+                "this format version or an older one, or GET /api/memories/export), or a "
+                "Mem0 dump: its get_all list, or {results: [...]}.",
+            }
+        }
+    },
+}
+
+
+def _request_bytes(request: HttpRequest) -> bytes:
+    """The body, read up to the import limit (the usual upload limit does not apply)."""
+    limit = import_max_bytes()
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit:
+        raise document_too_large(declared)
+    return request.read(limit + 1)
+
+
+@api.post(
+    "/memories/import",
+    response={200: ImportOut, 202: ImportJobOut},
+    tags=["export"],
+    auth=write_auth,
+    openapi_extra={"requestBody": IMPORT_BODY},
+)
+def memories_import(request: HttpRequest) -> Status:
+    """Load an export into your memory: a MemoryHub export (of this format version or an
+    older one) or a Mem0 dump. Everything is checked before anything is written, and
+    written in one transaction. Importing the same document again adds nothing
+    (`skipped`); a fact repeating one of yours merges into it. Layers, status,
+    validity, provenance and lineage are kept, links remade between the new ids; a team
+    fact goes into your team of the same name, or becomes private if you are not in
+    one. A large document is imported by a job (202, see `GET /api/jobs/{id}`)."""
+    document = document_parse(_request_bytes(request))
+    outcome = memories_import_request(actor=Actor.from_request(request), document=document)
+    if isinstance(outcome, dict):
+        return Status(200, outcome)
+    return Status(202, {"job": outcome.pk})
 
 
 @api.get("/health", response=HealthOut, tags=["health"], auth=None)

@@ -36,3 +36,9 @@ class PreconditionFailed(ApplicationError):
     """The row changed since the caller read it (an ``If-Match`` that no longer holds)."""
 
     status_code = 412
+
+
+class TooLarge(ApplicationError):
+    """The request carries more than the server takes at once."""
+
+    status_code = 413

@@ -419,6 +419,10 @@ MEMORYHUB_PORT = env_int("MEMORYHUB_PORT", 8000, minimum=1)
 MEMORYHUB_WEB_WORKERS = env_int("MEMORYHUB_WEB_WORKERS", 2, minimum=1)
 MEMORYHUB_WORKER_CONCURRENCY = env_int("MEMORYHUB_WORKER_CONCURRENCY", 2, minimum=1)
 AUDIT_PAGE_SIZE = 50
+# The largest document POST /api/memories/import and manage.py import_memories read,
+# and the number of facts from which the API runs an import as a job.
+MEMORYHUB_IMPORT_MAX_BYTES = env_int("MEMORYHUB_IMPORT_MAX_BYTES", 50_000_000, minimum=1)
+MEMORYHUB_IMPORT_INLINE_FACTS = env_int("MEMORYHUB_IMPORT_INLINE_FACTS", 1000, minimum=0)
 
 # Defaults of the instance's memory settings (editable later under Settings -> Memory).
 MEMORY_DEFAULTS = {

@@ -92,6 +92,11 @@ class ScopedQuerySet(models.QuerySet):
             | Q(visibility=Visibility.TEAM, team_id__in=team_ids_of(user))
         )
 
+    def owned_by(self, user: AbstractBaseUser) -> Self:
+        """The rows ``user`` owns, active or not: their own data, as an export of it
+        holds (who may ask for that export is checked by the export)."""
+        return self.filter(owner_id=user.pk)
+
 
 class ScopedModel(models.Model):
     """A row that belongs to an owner, optionally a team, and a project scope key."""
@@ -207,7 +212,11 @@ class AuditEvent(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["actor", "-created_at"], name="audit_actor_time")]
+        indexes = [
+            models.Index(fields=["actor", "-created_at"], name="audit_actor_time"),
+            # The history of one row (a fact's edits and merges, in its export).
+            models.Index(fields=["target_type", "target_id"], name="audit_target"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.actor_label} {self.action} {self.target_type}:{self.target_id}"

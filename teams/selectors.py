@@ -1,6 +1,8 @@
 """Reads for teams, tokens and the audit trail."""
 
+from collections.abc import Sequence
 from datetime import date, datetime, time
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
@@ -98,3 +100,45 @@ def audit_action_names(*, viewer: AbstractBaseUser) -> list[str]:
         AuditEvent.objects.all() if viewer.is_staff else AuditEvent.objects.filter(actor=viewer)
     )
     return list(events.order_by("action").values_list("action", flat=True).distinct())
+
+
+def audit_event_as_dict(event: AuditEvent) -> dict[str, Any]:
+    return {
+        "id": event.pk,
+        "action": event.action,
+        "actor": event.actor_label,
+        "target_type": event.target_type,
+        "target_id": event.target_id,
+        "details": event.details,
+        "created_at": event.created_at.isoformat(),
+    }
+
+
+def audit_events_about(*, user: AbstractBaseUser) -> QuerySet[AuditEvent]:
+    """What the audit trail holds about ``user``: what they (or their agents) did, and
+    what was done to them (their account, their memberships), oldest first."""
+    about = (
+        Q(actor_id=user.pk)
+        | Q(target_type="user", target_id=str(user.pk))
+        | Q(target_type="team", action__startswith="membership.", details__user=user.get_username())
+    )
+    return AuditEvent.objects.filter(about).order_by("created_at", "id")
+
+
+def audit_events_of(*, target_type: str, target_ids: Sequence[int]) -> dict[int, list[dict]]:
+    """The audit events about each of these rows (a fact's creation, edits, merges),
+    oldest first, by row id."""
+    found: dict[int, list[dict]] = {}
+    events = AuditEvent.objects.filter(
+        target_type=target_type, target_id__in=[str(i) for i in target_ids]
+    ).order_by("created_at", "id")
+    for event in events:
+        found.setdefault(int(event.target_id), []).append(
+            {
+                "action": event.action,
+                "actor": event.actor_label,
+                "details": event.details,
+                "created_at": event.created_at.isoformat(),
+            }
+        )
+    return found

@@ -430,6 +430,9 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     actor = Actor(user=user)
     yield "GET /api/memories", get(api, "/api/memories", limit=200)
     yield "GET /api/memories/export", b"".join(api.get("/api/memories/export")).decode()
+    personal = api.get("/api/export/personalization")
+    assert personal.status_code == 200, personal.status_code
+    yield "GET /api/export/personalization", b"".join(personal.streaming_content).decode()
     yield "GET /api/memories/layer-stats", get(api, "/api/memories/layer-stats")
     yield "GET /api/wiki", get(api, "/api/wiki", limit=200)
     yield "GET /api/wiki/stats", get(api, "/api/wiki/stats")

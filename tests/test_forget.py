@@ -145,7 +145,8 @@ def test_nothing_forgotten_stays_anywhere_in_the_database_or_its_files(
     assert "[forgotten]" in Page.objects.get().content
     assert not PageRevision.objects.filter(content__contains="98765").exists()
     for path in ("/api/memories?limit=200", "/api/memories/export",
-                 "/api/memories/search?q=zebras", "/api/wiki/search?q=zebras"):  # fmt: skip
+                 "/api/export/personalization", "/api/memories/search?q=zebras",
+                 "/api/wiki/search?q=zebras"):  # fmt: skip
         assert payer.encode() not in b"".join(alice.get(path)), path
     assert payer not in post(alice, "/api/recall", {"query": "Alice salary"}).json()["block"]
 

@@ -250,3 +250,48 @@ def wiki_page_export_rows(*, user: Any, project: str | None = None) -> Iterator[
     if project is not None:
         pages = pages.filter(project=project)
     yield from pages.iterator(chunk_size=200)
+
+
+def wiki_page_export_owned(*, user: Any) -> Iterator[dict[str, Any]]:
+    """Every page ``user`` owns, with its text and the scanner's verdict, oldest first."""
+    pages = Page.objects.owned_by(user).select_related("team", "approved_by").order_by("pk")
+    for page in pages.iterator(chunk_size=200):
+        yield {
+            "id": page.pk,
+            "title": page.title,
+            "slug": page.slug,
+            "project": page.project,
+            "kind": page.kind,
+            "tags": list(page.tags),
+            "visibility": page.visibility,
+            "team": page.team.name if page.team_id else None,
+            "content": page.content,
+            "flagged": page.flagged,
+            "findings": list(page.findings),
+            "approved_by": page.approved_by.get_username() if page.approved_by_id else None,
+            "approved_at": page.approved_at.isoformat() if page.approved_at else None,
+            "created_at": page.created_at.isoformat(),
+            "updated_at": page.updated_at.isoformat(),
+        }
+
+
+def wiki_revision_export_written(*, user: Any) -> Iterator[dict[str, Any]]:
+    """Every revision ``user`` (or their agents) saved, of their own pages and of the
+    pages they may still read, oldest first."""
+    pages = Page.objects.owned_by(user) | Page.objects.visible_to(user)
+    revisions = (
+        PageRevision.objects.filter(author_id=user.pk, page__in=pages.values("pk"))
+        .select_related("page")
+        .order_by("pk")
+    )
+    for revision in revisions.iterator(chunk_size=200):
+        yield {
+            "page": revision.page_id,
+            "page_title": revision.page.title,
+            "number": revision.number,
+            "title": revision.title,
+            "content": revision.content,
+            "tags": list(revision.tags),
+            "author": revision.author_label or user.get_username(),
+            "created_at": revision.created_at.isoformat(),
+        }
