@@ -4,7 +4,7 @@ built in memory.
     .venv/bin/python bench/export_memory.py [--facts 100000] [--no-tracemalloc] [--keep]
 
 Everything runs in a temporary MEMORYHUB_DATA_DIR, on SQLite. One person's memory is
-loaded in bulk: ``--facts`` generated facts (``bench/_common.py``), a summary per 20 of
+loaded in bulk: ``--facts`` generated facts (``bench/_facts.py``), a summary per 20 of
 them linked to five sources, and an audit event per fact (its history in the export).
 Then, in this process:
 
@@ -34,16 +34,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import (
-    FactGenerator,
-    bench_env,
-    bench_user,
-    django_setup,
-    machine_note,
-    print_table,
-    revision,
-    temp_data_dir,
-)
+from bench._env import bench_env, bench_user, django_setup, machine_note, revision, temp_data_dir
+from bench._facts import FactGenerator
+from bench._tables import print_table
 
 FILL_BATCH = 5_000
 MB = 1024 * 1024
