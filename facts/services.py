@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.core.cache import cache
 from django.db import connection, models, transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
@@ -54,6 +55,12 @@ from teams.services import Actor, audit_log, audit_log_many, resolve_team, scope
 EXCERPT_LENGTH = 200
 IMPORT_KEY_LENGTH = Fact._meta.get_field("import_key").max_length
 EMBED_BATCH = 64
+# Facts one embedding task takes along besides its own, and how long a sweep may hold
+# the lock that keeps a second one from embedding the same facts (it is let go at the
+# end; the timeout only frees it after a worker died mid-sweep).
+EMBED_SWEEP = 1024
+EMBED_SWEEP_LOCK = "facts:embed-sweep"
+EMBED_SWEEP_LOCK_SECONDS = 300
 # New facts of a batch are inserted this many items at a time.
 WRITE_PIECE = 100
 
@@ -1712,6 +1719,26 @@ def _vectors_store(rows: list[tuple[int, str]], vectors: Any, embedder: Any) -> 
             embedding_model=embedder.model_id
         )
     return len(fresh)
+
+
+def facts_embed_waiting(*, limit: int = EMBED_SWEEP) -> int:
+    """Embed up to ``limit`` facts still waiting for a vector, oldest first; how many
+    were embedded. Every write queues a small task of its own; whichever runs first
+    takes the facts waiting behind it along in full batches, and the facts of writes
+    whose task was never queued (the broker was down) with them. One sweep at a time:
+    two would embed the same facts twice."""
+    if not cache.add(EMBED_SWEEP_LOCK, True, timeout=EMBED_SWEEP_LOCK_SECONDS):
+        return 0
+    try:
+        config = memory_config_get()
+        if not config.embeddings_enabled:
+            return 0
+        waiting = list(
+            facts_needing_embedding(config).order_by("pk").values_list("pk", flat=True)[:limit]
+        )
+        return facts_embed(fact_ids=waiting) if waiting else 0
+    finally:
+        cache.delete(EMBED_SWEEP_LOCK)
 
 
 def facts_needing_embedding(config: MemoryConfig | None = None):

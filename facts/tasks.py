@@ -19,8 +19,9 @@ from teams.services import Actor
     max_retries=5,
 )
 def facts_embed(fact_ids: list[int]) -> int:
-    """Embed these facts; retried with backoff while the embedder fails."""
-    return services.facts_embed(fact_ids=fact_ids)
+    """Embed these facts, and those waiting behind them; retried with backoff while
+    the embedder fails."""
+    return services.facts_embed(fact_ids=fact_ids) + services.facts_embed_waiting()
 
 
 @shared_task(name="facts.backfill_embeddings", acks_late=True)

@@ -85,6 +85,30 @@ def test_facts_are_embedded_chunk_after_chunk(owner, monkeypatch):
     }
 
 
+def test_an_embedding_task_takes_the_facts_waiting_behind_it_along(owner):
+    from django.core.cache import cache
+
+    from facts import tasks
+    from facts.services import EMBED_SWEEP_LOCK
+
+    results = fact_bulk_create(
+        actor=Actor(user=owner),
+        items=[{"content": f"Queue {name} is drained nightly"} for name in ("red", "blue", "gray")],
+    )
+    facts = [r.fact for r in results]
+    # Another sweep is running: the task embeds its own fact only.
+    cache.add(EMBED_SWEEP_LOCK, True)
+    try:
+        assert tasks.facts_embed([facts[0].pk]) == 1
+    finally:
+        cache.delete(EMBED_SWEEP_LOCK)
+    assert [embedded(f) for f in facts] == [True, False, False]
+    # The next task's sweep takes the other two along, such as those of writes whose
+    # own task was never queued.
+    assert tasks.facts_embed([facts[1].pk]) == 2
+    assert all(embedded(f) for f in facts)
+
+
 def test_an_embedding_task_delivered_again_skips_the_facts_it_already_embedded(owner):
     results = fact_bulk_create(
         actor=Actor(user=owner),
