@@ -5,13 +5,15 @@ Every write scans the page, keeps the FTS index in step and writes an audit even
 inside its own transaction; nothing here runs on signals.
 """
 
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -449,6 +451,7 @@ def wiki_pages_rescan(*, limit: int = 500) -> int:
 FORGOTTEN = "[forgotten]"
 # Shorter texts are too common to be a quotation of one statement.
 QUOTE_MIN_CHARS = 20
+QUOTES_PER_QUERY = 200
 
 
 @transaction.atomic
@@ -461,11 +464,17 @@ def wiki_quotes_forget(*, actor: Actor, texts: Sequence[str]) -> dict[str, list[
     others: list[int] = []
     if not quotes:
         return {"changed": changed, "not_editable": others}
-    holding = Page.objects.none()
-    for quote in quotes:
-        holding = holding | Page.objects.filter(content__contains=quote)
-        holding = holding | Page.objects.filter(revisions__content__contains=quote)
-    for page in holding.distinct().select_for_update():
+    holding: set[int] = set()
+    # A statement at a time would be a query each; all at once, an expression deeper
+    # than the engine parses.
+    for start in range(0, len(quotes), QUOTES_PER_QUERY):
+        quoting = reduce(
+            operator.or_,
+            (Q(content__contains=q) for q in quotes[start : start + QUOTES_PER_QUERY]),
+        )
+        holding.update(Page.objects.filter(quoting).values_list("pk", flat=True))
+        holding.update(PageRevision.objects.filter(quoting).values_list("page_id", flat=True))
+    for page in Page.objects.filter(pk__in=holding).order_by("pk").select_for_update():
         if not page.can_be_edited_by(actor.user):
             others.append(page.pk)
             continue

@@ -432,3 +432,12 @@ def test_beat_runs_the_rescan(settings, owner):
     assert settings.CELERY_BEAT_SCHEDULE["wiki-rescan"]["task"] == wiki_pages_rescan.name
     _scanned_by_an_older_scanner(write(owner, content="Text.").page)
     assert wiki_pages_rescan.delay().get() == 1
+
+
+def test_forgetting_a_thousand_statements_takes_the_quoted_one_out_of_the_page(owner):
+    statements = [f"Release train {n} leaves platform nine at dawn" for n in range(1500)]
+    page = write(owner, title="Trains", content=f"Notes: {statements[1234]}. More.").page
+    outcome = services.wiki_quotes_forget(actor=Actor(user=owner), texts=statements)
+    assert outcome["changed"] == [page.pk]
+    assert Page.objects.get(pk=page.pk).content == "Notes: [forgotten]. More."
+    assert not PageRevision.objects.filter(content__contains=statements[1234]).exists()
