@@ -48,7 +48,7 @@ from django.db import connection
 
 from facts.models import Fact, FactKey, MemoryConfig, Status
 from memoryhub.db.bulk import insert_rows, rows_by_ids
-from memoryhub.db.readahead import read_ahead
+from memoryhub.search.readahead import read_ahead
 from memoryhub.search.text import STOPWORDS, WORD
 
 # Bump whenever the keys of a stored fact would come out differently.
