@@ -111,8 +111,26 @@ def preview_phase(args, rows: list[list[object]]) -> None:
     def baseline(i: int) -> None:
         raw_fts(match_all(topics[i], prefix_last=False, drop_stopwords=True), 5000)
 
+    from facts.models import Fact
+    from facts.search import FACT_VECTORS
+    from facts.services import current_embedder
+
+    embedder = current_embedder()
+    scope = Fact.objects.filter(owner_id=user.pk)
+    vectors = embedder.embed(topics)
+
+    # Where the preview's time goes: its words, its embedding and its vector search, each
+    # alone, beside the whole.
+    def embedding(i: int) -> None:
+        embedder.embed([topics[i]])
+
+    def knn(i: int) -> None:
+        FACT_VECTORS.knn(vectors[i], k=200, within=scope)
+
     for name, operation in (
         ("raw FTS5 MATCH of the topic's words", baseline),
+        ("the topic's embedding alone", embedding),
+        ("vector kNN within the scope alone", knn),
         ("forget preview", preview),
     ):
         for i in range(min(3, len(topics))):
