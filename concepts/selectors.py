@@ -16,6 +16,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from memoryhub.errors import InvalidInput, NotFound
+from memoryhub.refs import MAX_ID
 
 from .models import ENTITY_TYPES, Alias, Entity, Mention, Triple
 from .normalise import entity_key
@@ -98,6 +99,8 @@ def concept_entity_get_visible(
     *, user: Any, entity_id: int, project: str | None = None
 ) -> EntityView:
     """One entity a visible fact mentions; NotFound otherwise."""
+    if not 0 < entity_id <= MAX_ID:
+        raise NotFound(f"No entity {entity_id}.")
     found = concept_entities_describe(user=user, entity_ids=[entity_id], project=project)
     if entity_id not in found:
         raise NotFound(f"No entity {entity_id}.")
@@ -448,3 +451,88 @@ def concept_entity_sources(
 
 def concept_aliases_visible(*, user: Any) -> QuerySet[Alias]:
     return Alias.objects.visible_to(user).order_by("alias_key", "id")
+
+
+# --- The graph view -----------------------------------------------------------------------
+
+MAX_VIEW_NODES = 2000
+MAX_VIEW_HOPS = 3
+# Layout iterations shrink as the graph grows: each is quadratic in the nodes.
+_LAYOUT_WORK = 40_000_000
+
+
+def _layout(
+    node_ids: list[int], edges: list[tuple[int, int, int]]
+) -> dict[int, tuple[float, float]]:
+    """Force-directed positions in [-1, 1]² (rustworkx's Fruchterman-Reingold spring
+    layout), the same for the same graph."""
+    import rustworkx
+
+    graph = rustworkx.PyGraph()
+    index = dict(zip(node_ids, graph.add_nodes_from(node_ids), strict=True))
+    graph.add_edges_from([(index[s], index[o], float(w)) for s, o, w in edges])
+    if len(node_ids) < 2:
+        return {n: (0.0, 0.0) for n in node_ids}
+    iterations = max(8, min(60, _LAYOUT_WORK // (len(node_ids) ** 2 * 5)))
+    positions = rustworkx.spring_layout(
+        graph, num_iter=iterations, seed=7, weight_fn=lambda w: w, scale=1.0
+    )
+    return {node: tuple(positions[i]) for node, i in index.items()}
+
+
+def concept_graph_view(
+    *,
+    user: Any,
+    center: str | None = None,
+    hops: int = 2,
+    type: str | None = None,
+    relation: str | None = None,
+    limit: int = 500,
+    project: str | None = None,
+) -> dict[str, Any]:
+    """The visible graph as the Knowledge graph page draws it: the ``limit`` most
+    mentioned entities (or those within ``hops`` of ``center``), of ``type``, the edges
+    among them (of ``relation``), and force-directed positions."""
+    if not 1 <= limit <= MAX_VIEW_NODES:
+        raise InvalidInput(f"limit must be between 1 and {MAX_VIEW_NODES}.")
+    if not 1 <= hops <= MAX_VIEW_HOPS:
+        raise InvalidInput(f"hops must be between 1 and {MAX_VIEW_HOPS}.")
+    if type is not None and type not in ENTITY_TYPES:
+        raise InvalidInput(f"type must be one of {', '.join(ENTITY_TYPES)}.")
+    relation = _clean_relation(relation)
+    triples = concept_triples_visible(user=user, project=project)
+    if relation:
+        triples = triples.filter(relation=relation)
+    focus = None
+    if center:
+        focus = concept_entity_find_visible(user=user, name=center, project=project)
+        ids, frontier = {focus.id}, {focus.id}
+        for _ in range(hops):
+            reached = {n for s, _, o in _hop(triples, frontier) for n in (s, o)} - ids
+            room = limit - len(ids)
+            frontier = set(sorted(reached)[:room])
+            ids |= frontier
+            if not frontier or len(ids) >= limit:
+                break
+        views = concept_entities_describe(user=user, entity_ids=ids, project=project)
+    else:
+        ranked, _ = concept_nodes_visible(user=user, type=type, limit=limit, project=project)
+        views = {v.id: v for v in ranked}
+    if type:
+        views = {i: v for i, v in views.items() if v.type == type or (focus and i == focus.id)}
+    ids = list(views)
+    edges = list(
+        triples.filter(subject_id__in=ids, object_id__in=ids)
+        .values_list("subject_id", "relation", "object_id")
+        .annotate(weight=Count("fact_id", distinct=True))
+        .order_by("-weight")
+    )
+    positions = _layout(ids, [(s, o, w) for s, _, o, w in edges])
+    return {
+        "center": focus.id if focus else None,
+        "nodes": [
+            {**views[i].as_dict(), "x": round(positions[i][0], 4), "y": round(positions[i][1], 4)}
+            for i in ids
+        ],
+        "edges": [{"s": s, "r": r, "o": o, "w": w} for s, r, o, w in edges],
+    }

@@ -18,6 +18,7 @@ from django.utils import timezone
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.jobs import job_create
 from memoryhub.llm import ChatProvider, SourceText
+from memoryhub.refs import MAX_ID
 from memoryhub.tasks import enqueue_on_commit
 from memoryhub.unicode import LONE_SURROGATE
 from teams.models import Visibility
@@ -381,6 +382,8 @@ def concept_alias_create(
 def concept_alias_delete(*, actor: Actor, alias_id: int) -> None:
     """Remove an alias: its names are two entities again."""
     actor.require_scope("write")
+    if not 0 < alias_id <= MAX_ID:
+        raise NotFound(f"No alias {alias_id}.")
     row = Alias.objects.visible_to(actor.user).filter(pk=alias_id).first()
     if row is None:
         raise NotFound(f"No alias {alias_id}.")
