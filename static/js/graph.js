@@ -18,7 +18,7 @@
     var panel = document.getElementById("graph-panel");
     var form = document.getElementById("graph-controls");
     var state = {
-      nodes: [], edges: [], byId: {}, scale: 1, tx: 0, ty: 0,
+      nodes: [], edges: [], labelled: [], byId: {}, scale: 1, tx: 0, ty: 0,
       hover: null, selected: null, drag: null, dirty: true, frames: 0
     };
     window.conceptGraph = state;
@@ -30,7 +30,7 @@
       var rect = canvas.getBoundingClientRect();
       canvas.width = Math.max(1, Math.round(rect.width * dpr));
       canvas.height = Math.max(1, Math.round(rect.height * dpr));
-      state.dirty = true;
+      state.stale = state.dirty = true;
     }
 
     function toScreen(node) {
@@ -66,15 +66,23 @@
       canvas.dataset.hover = node ? node.id : "";
       canvas.dataset.highlighted = ids.join(",");
       canvas.style.cursor = node ? "pointer" : "grab";
-      state.dirty = true;
+      state.stale = state.dirty = true;
     }
 
-    function draw() {
-      state.frames++;
+    // The graph is painted on a layer larger than the view by MARGIN on every side; a
+    // frame that only pans copies the layer shifted, and the layer is painted again when
+    // the graph, the zoom or the highlight changes, or a pan passes the margin.
+    var MARGIN = 400;
+    var layer = document.createElement("canvas");
+    var lctx = layer.getContext("2d");
+
+    function paint() {
+      var ctx = lctx;
       var dpr = window.devicePixelRatio || 1;
-      ctx.setTransform(1, 0, 0, 1, 0, 0);
-      ctx.clearRect(0, 0, canvas.width, canvas.height);
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      var rect = canvas.getBoundingClientRect();
+      layer.width = Math.round((rect.width + 2 * MARGIN) * dpr);
+      layer.height = Math.round((rect.height + 2 * MARGIN) * dpr);
+      ctx.setTransform(dpr, 0, 0, dpr, MARGIN * dpr, MARGIN * dpr);
       var focus = state.hover || state.selected;
       var lit = focus ? focus.neighbours : null;
       var s = state.scale, tx = state.tx, ty = state.ty;
@@ -140,15 +148,34 @@
         var node = state.labelled[l];
         if (lit && node !== focus && !lit[node.id]) continue;
         var x = node.x * s + tx, y = node.y * s + ty;
-        if (x < -50 || y < -20 || x > canvas.width / dpr + 50 || y > canvas.height / dpr + 20) continue;
+        if (x < -MARGIN || y < -MARGIN || x > rect.width + MARGIN || y > rect.height + MARGIN) continue;
         ctx.fillText(node.name, x + node.r + 3, y + 4);
         shown++;
       }
     }
 
+    function draw() {
+      state.frames++;
+      var p = state.painted;
+      if (state.stale || !p || p.scale !== state.scale ||
+          Math.abs(state.tx - p.tx) > MARGIN || Math.abs(state.ty - p.ty) > MARGIN) {
+        paint();
+        p = state.painted = { scale: state.scale, tx: state.tx, ty: state.ty };
+        state.stale = false;
+      }
+      var dpr = window.devicePixelRatio || 1;
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.clearRect(0, 0, canvas.width, canvas.height);
+      ctx.drawImage(
+        layer,
+        Math.round((MARGIN - (state.tx - p.tx)) * dpr), Math.round((MARGIN - (state.ty - p.ty)) * dpr),
+        canvas.width, canvas.height, 0, 0, canvas.width, canvas.height
+      );
+    }
+
     function loop() {
-      if (state.dirty) { state.dirty = false; draw(); }
       window.requestAnimationFrame(loop);
+      if (state.dirty) { state.dirty = false; draw(); }
     }
 
     function fit() {
@@ -209,7 +236,7 @@
         state.edges.push({ a: a, b: b, relation: e.r, weight: e.w });
       });
       state.labelled = state.nodes.slice().sort(function (p, q) { return q.mentions - p.mentions; });
-      state.hover = null; state.selected = null;
+      state.hover = null; state.selected = null; state.stale = true;
       canvas.dataset.nodes = state.nodes.length;
       canvas.dataset.edges = state.edges.length;
       status.textContent = state.nodes.length
@@ -227,7 +254,7 @@
     function open(node) {
       state.selected = node;
       canvas.dataset.selected = node.id;
-      state.dirty = true;
+      state.stale = state.dirty = true;
       var url = canvas.dataset.entityUrl.replace(/0\/$/, node.id + "/");
       fetch(url, { credentials: "same-origin" })
         .then(function (response) { return response.ok ? response.text() : Promise.reject(); })
@@ -291,6 +318,7 @@
       if (press.node) {
         var w = toWorld(x, y);
         press.node.x = w.x; press.node.y = w.y;
+        state.stale = true;
       } else {
         state.tx = press.tx + (x - press.x);
         state.ty = press.ty + (y - press.y);
@@ -316,6 +344,7 @@
     }, { passive: false });
     window.addEventListener("resize", resize);
 
+    state.load = load;
     resize();
     window.requestAnimationFrame(loop);
     load({});
