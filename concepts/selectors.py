@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import MAX_ID
@@ -42,12 +42,17 @@ def visible_facts(*, user: Any, project: str | None = None) -> QuerySet:
 
 
 def concept_triples_visible(*, user: Any, project: str | None = None) -> QuerySet[Triple]:
-    """Triples stated by facts ``user`` can see."""
-    return Triple.objects.filter(fact_id__in=visible_facts(user=user, project=project))
+    """Triples stated by facts ``user`` can see. The fact of each triple is looked up by
+    its key (EXISTS), so a query about one entity reads that entity's triples and their
+    facts, not every fact the user can see."""
+    facts = visible_facts(user=user, project=project)
+    return Triple.objects.filter(Exists(facts.filter(pk=OuterRef("fact_id"))))
 
 
 def concept_mentions_visible(*, user: Any, project: str | None = None) -> QuerySet[Mention]:
-    return Mention.objects.filter(fact_id__in=visible_facts(user=user, project=project))
+    """Mentions in facts ``user`` can see (each fact looked up by its key)."""
+    facts = visible_facts(user=user, project=project)
+    return Mention.objects.filter(Exists(facts.filter(pk=OuterRef("fact_id"))))
 
 
 @dataclass(frozen=True)
