@@ -1,1 +1,123 @@
-"""Models of Knowledge graph."""
+"""The concept graph: entities, the facts that mention them, and the triples the facts
+state about them.
+
+Nothing here carries a visibility of its own: every mention and triple names the fact
+it was extracted from, and a user sees a mention or triple only through a fact they
+may read (``concepts.selectors``). So a private fact never makes a node or an edge
+visible to anyone else, and the counts, weights, names and types a user sees are
+computed from the facts visible to them. Deleting a fact deletes its rows (the foreign
+keys cascade); an entity no fact mentions any more is pruned with them.
+"""
+
+from django.db import models
+from django.utils import timezone
+
+from teams.models import ScopedModel
+
+# The entity types of the chat-model schemas (``memoryhub.llm.schemas.EntityType``).
+ENTITY_TYPES = ("person", "organisation", "project", "tool", "place", "concept", "other")
+NAME_LENGTH = 200
+RELATION_LENGTH = 64
+
+
+class Entity(models.Model):
+    """A node: one normalised name (``concepts.normalise.entity_key``)."""
+
+    key = models.CharField(max_length=NAME_LENGTH, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "entities"
+
+    def __str__(self) -> str:
+        return f"entity {self.pk}"
+
+
+class Mention(models.Model):
+    """A fact names an entity: as written there, with the type it gives it."""
+
+    entity = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="mentions")
+    fact = models.ForeignKey("facts.Fact", on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(max_length=NAME_LENGTH)
+    type = models.CharField(max_length=16, default="other")
+    # The key of the name before aliases applied: an alias added or removed later
+    # re-points the mentions of this key without extracting again.
+    raw_key = models.CharField(max_length=NAME_LENGTH, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["entity", "fact"], name="mention_entity_fact")
+        ]
+        indexes = [models.Index(fields=["fact", "entity"], name="mention_fact_entity")]
+
+    def __str__(self) -> str:
+        return f"{self.name} in fact {self.fact_id}"
+
+
+class Triple(models.Model):
+    """subject -> relation -> object, as one fact states it. An edge of the graph is
+    every triple of one (subject, relation, object); its weight is how many of the
+    facts a user can see state it."""
+
+    subject = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    relation = models.CharField(max_length=RELATION_LENGTH, db_index=True)
+    object = models.ForeignKey(Entity, on_delete=models.CASCADE, related_name="+")
+    fact = models.ForeignKey("facts.Fact", on_delete=models.CASCADE, related_name="+")
+    confidence = models.FloatField(default=0.5)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subject", "relation", "object", "fact"], name="triple_unique_per_fact"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["subject", "fact"], name="triple_subject_fact"),
+            models.Index(fields=["object", "fact"], name="triple_object_fact"),
+            models.Index(fields=["fact"], name="triple_fact"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject_id} {self.relation} {self.object_id} (fact {self.fact_id})"
+
+
+class FactExtraction(models.Model):
+    """What extraction found in one fact, as the provider answered (names as written),
+    and which version of the fact it read: a fact changed since is extracted again."""
+
+    fact = models.OneToOneField(
+        "facts.Fact", primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
+    fact_updated_at = models.DateTimeField()
+    provider = models.CharField(max_length=200)
+    triples = models.JSONField(default=list)
+    extracted_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"extraction of fact {self.fact_id} by {self.provider}"
+
+
+class Alias(ScopedModel):
+    """Another name of an entity ("k8s" for "kubernetes"), merged into it for the facts
+    of its own scope: a global alias for every fact, a team alias for that team's team
+    facts, a private one for its owner's private facts. So an alias never changes what
+    anyone outside its audience sees."""
+
+    alias_key = models.CharField(max_length=NAME_LENGTH)
+    alias_name = models.CharField(max_length=NAME_LENGTH)
+    target_key = models.CharField(max_length=NAME_LENGTH)
+    target_name = models.CharField(max_length=NAME_LENGTH)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["alias_key", "id"]
+        verbose_name_plural = "aliases"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "visibility", "team", "alias_key"], name="alias_unique_in_scope"
+            )
+        ]
+        indexes = [models.Index(fields=["alias_key"], name="alias_key")]
+
+    def __str__(self) -> str:
+        return f"{self.alias_name} -> {self.target_name}"

@@ -45,6 +45,7 @@ from facts.search import FACT_FTS, FACT_VECTORS, fts_values
 from facts.selectors import memory_config_get
 from memoryhub.cleaning import clean_tags
 from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
+from memoryhub.derived import facts_derived_prune, facts_derived_queue
 from memoryhub.embeddings.pipeline import embed_chunks
 from memoryhub.errors import ApplicationError, Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.locking import row_for_update
@@ -328,6 +329,8 @@ def _queue_embedding(fact_ids: list[int], config: MemoryConfig) -> None:
 
     if fact_ids and config.embeddings_enabled:
         enqueue_on_commit(facts_embed, fact_ids)
+    # What they say changed: the concept graph reads them again.
+    facts_derived_queue(fact_ids=fact_ids)
 
 
 def _signature_of(item: FactInput, scope: dict[str, Any]) -> Signature:
@@ -951,7 +954,8 @@ def fact_delete(*, actor: Actor, fact: Fact, expected_version: str | None = None
             "characters": len(fact.content),
         },
     )
-    fact.delete()
+    fact.delete()  # with its concept-graph rows
+    facts_derived_prune()
 
 
 # --- Forgetting ----------------------------------------------------------------------------

@@ -260,6 +260,7 @@ def health(request: HttpRequest) -> dict:
 
 def _register_routers() -> None:
     from codegraph.api import router as codegraph_router
+    from concepts.api import router as concepts_router
     from facts.api import router as facts_router
     from teams.api import router as teams_router
     from wiki.api import router as wiki_router
@@ -268,6 +269,7 @@ def _register_routers() -> None:
     api.add_router("/", facts_router)
     api.add_router("/codegraph", codegraph_router)
     api.add_router("/wiki", wiki_router)
+    api.add_router("/concept-graph", concepts_router)
 
 
 _register_routers()

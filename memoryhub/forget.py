@@ -3,7 +3,8 @@ confirmation, their removal with everything derived from them, and a receipt.
 
 The fact store removes the facts, the earlier wordings merges kept, and the summaries
 and profiles left without sources (rebuilding those that keep some); the wiki takes
-verbatim quotations of them out of the pages the user may edit and their history. The
+verbatim quotations of them out of the pages the user may edit and their history; the
+concept graph loses their triples and the entities only they named. The
 indexes are then rewritten without the deleted entries and the database's log emptied,
 so nothing of it stays in the file. The audit event is the receipt: it names the topic
 and counts what went, never what it said.
@@ -13,6 +14,7 @@ from typing import Any
 
 from django.db import transaction
 
+from concepts.services import concept_entities_prune, concept_triples_count
 from facts.search import FACT_FTS
 from facts.selectors import fact_forget_preview
 from facts.services import facts_forget
@@ -55,7 +57,11 @@ def memory_forget(*, actor: Actor, topic: str, ids: list[int] | None = None) -> 
     if len(ids) > MAX_FORGET_IDS:
         raise InvalidInput(f"At most {MAX_FORGET_IDS} facts at a time.")
     with transaction.atomic():
+        # Triples go with their facts (and the entities only they named with them).
+        triples_before = concept_triples_count(owner_id=actor.user.pk)
         outcome = facts_forget(actor=actor, fact_ids=ids) if ids else None
+        triples = triples_before - concept_triples_count(owner_id=actor.user.pk)
+        concept_entities_prune()
         quotes = wiki_quotes_forget(actor=actor, texts=outcome.contents if outcome else [])
         if outcome is not None:
             FACT_FTS.purge()
@@ -67,7 +73,7 @@ def memory_forget(*, actor: Actor, topic: str, ids: list[int] | None = None) -> 
             "vectors": outcome.vectors if outcome else 0,
             "fts_rows": len(outcome.removed) if outcome else 0,
             "wiki_pages": len(quotes["changed"]),
-            "triples": 0,
+            "triples": triples,
         }
         fact_ids = outcome.removed if outcome else []
         regenerated = outcome.regenerated if outcome else []

@@ -334,6 +334,11 @@ CELERY_BEAT_SCHEDULE["codegraph-scans-catch-up"] = {
     "task": "codegraph.scans_catch_up",
     "schedule": 60.0,
 }
+CELERY_BEAT_SCHEDULE["concepts-catch-up"] = {
+    # Facts whose extraction task was lost, or that a failing chat model left behind.
+    "task": "concepts.catch_up",
+    "schedule": env_float("MEMORYHUB_CONCEPTS_CATCH_UP_EVERY_SECONDS", 600.0, minimum=1.0),
+}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- Cache: shared by every web process --------------------------------------------------

@@ -18,6 +18,7 @@ urlpatterns = [
     path("memory/", include("facts.urls")),
     path("codegraph/", include("codegraph.urls")),
     path("wiki/", include("wiki.urls")),
+    path("graph/", include("concepts.urls")),
 ]
 
 handler400 = "memoryhub.views.bad_request"

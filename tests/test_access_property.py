@@ -249,6 +249,30 @@ class AccessWorld(RuleBasedStateMachine):
             # has the same one).
             self.wrote(item["content"], Scope.of(result.fact))
 
+    @rule(
+        target=facts,
+        user=st.integers(0, 3),
+        visibility=st.sampled_from(VISIBILITIES),
+        team=st.integers(0, 1),
+        other=facts,
+    )
+    def write_relation(self, user: int, visibility: str, team: int, other: int):
+        """A statement relating a new thing to one an earlier fact named: the concept
+        graph then holds one node that facts of several scopes mention."""
+        from facts.services import fact_create
+
+        row = Fact.objects.filter(pk=other).first()
+        known = sorted(markers_in(row.content))[0] if row is not None else new_marker()
+        data = {
+            **self._fact_data(visibility=visibility, team=team, repeats=None),
+            "content": f"{new_marker()} depends on {known}.",
+        }
+        result = self.act(lambda: fact_create(actor=Actor(user=self.users[user]), data=data))
+        if result is None:
+            return -1
+        self.wrote(data["content"], Scope.of(result.fact))
+        return result.fact.pk
+
     @rule(fact=facts, user=st.integers(0, 3), visibility=st.sampled_from(VISIBILITIES))
     def change_fact_visibility(self, fact: int, user: int, visibility: str) -> None:
         from facts.services import fact_update
@@ -389,6 +413,9 @@ class AccessWorld(RuleBasedStateMachine):
             )
 
     def check_every_read_path(self) -> None:
+        from concepts.services import concept_graph_sync
+
+        concept_graph_sync()  # what the on-commit extraction does outside this transaction
         teams = self.memberships()
         markers = sorted(self.scopes)
         fact_ids = list(Fact.objects.values_list("pk", flat=True))
@@ -419,13 +446,16 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     """(label, text) of every read path as ``user``: the API with the agent's token, the
     dashboard with the user's session, and the agent tools."""
     from codegraph.tools import codegraph_query
+    from concepts.models import Entity
+    from concepts.tools import concept_query
     from facts.tools import memory_get, recall
     from wiki.tools import wiki_read, wiki_search
 
     def get(client, url, **params) -> str:
         response = client.get(url, params)
         assert response.status_code < 500, (url, response.status_code)
-        return without_echo(response.content.decode(), params.get("q") or params.get("topic"))
+        echoed = params.get("q") or params.get("topic") or params.get("entity")
+        return without_echo(response.content.decode(), echoed)
 
     actor = Actor(user=user)
     yield "GET /api/memories", get(api, "/api/memories", limit=200)
@@ -438,6 +468,16 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     yield "GET /api/wiki/stats", get(api, "/api/wiki/stats")
     yield "GET /api/codegraph/projects", get(api, "/api/codegraph/projects")
     yield "GET /api/codegraph/stats", get(api, "/api/codegraph/stats")
+    yield "GET /api/concept-graph/nodes", get(api, "/api/concept-graph/nodes", limit=200)
+    yield "GET /api/concept-graph/edges", get(api, "/api/concept-graph/edges", limit=200)
+    yield "GET /api/concept-graph/stats", get(api, "/api/concept-graph/stats")
+    yield "GET /api/concept-graph/aliases", get(api, "/api/concept-graph/aliases", limit=200)
+    yield "GET /graph/", get(session, "/graph/")
+    yield "GET /graph/data/", get(session, "/graph/data/", limit=2000)
+    for entity_id in Entity.objects.values_list("pk", flat=True):
+        url = f"/api/concept-graph/entities/{entity_id}"
+        yield f"GET {url}", get(api, url)
+        yield f"GET /graph/entities/{entity_id}/", get(session, f"/graph/entities/{entity_id}/")
     yield "GET /memory/", get(session, "/memory/")
     yield "GET /memory/chart/", get(session, "/memory/chart/")
     yield "GET /wiki/", get(session, "/wiki/")
@@ -484,6 +524,19 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         for name, run in (("codegraph_query", codegraph_query), ("wiki_search", wiki_search)):
             answer = run(actor=actor, query=marker)
             yield f"{name} {marker}", without_echo(f"{answer.text}\n{answer.data}", marker)
+        yield (
+            f"GET /api/concept-graph/query?entity={marker}",
+            get(api, "/api/concept-graph/query", entity=marker),
+        )
+        with contextlib.suppress(ApplicationError):
+            answer = concept_query(actor=actor, entity=marker)
+            yield f"concept_query {marker}", f"{answer.text}\n{answer.data}"
+        for other in searched:
+            if other != marker:
+                path = api.get("/api/concept-graph/path", {"from": marker, "to": other})
+                assert path.status_code < 500, path.content
+                text = without_echo(without_echo(path.content.decode(), marker), other)
+                yield f"GET /api/concept-graph/path {marker} {other}", text
 
 
 def without_echo(text: str, query: str | None) -> str:

@@ -25,6 +25,8 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
 from codegraph.services import code_project_scan_request
+from concepts.models import Entity
+from concepts.services import concept_alias_create, concept_graph_sync
 from facts.models import MemoryReview
 from facts.services import fact_create
 from memoryhub.jobs import job_create
@@ -64,6 +66,7 @@ def test_no_request_gets_a_server_error(
         "review_id": MemoryReview.objects.create(
             owner=owner, visibility="private", content="The user likes tea"
         ).pk,
+        **_concept_ids(actor),
     }
     _, secret = make_token(owner)
     headers = {"Authorization": f"Bearer {secret}"}
@@ -87,6 +90,14 @@ def test_no_request_gets_a_server_error(
         # The requests reached the handlers as the agent: reads, writes and known ids.
         reached = {"GET /api/memories", "POST /api/memories", "DELETE /api/memories/{fact_id}"}
         assert reached <= answered, reached - answered
+
+
+def _concept_ids(actor: Actor) -> dict[str, int]:
+    """An entity of the concept graph and an alias, for the graph's path ids."""
+    fact_create(actor=actor, data={"content": "Alice works at Acme Corp."})
+    concept_graph_sync()
+    alias = concept_alias_create(actor=actor, alias="Acme", target="Acme Corp")
+    return {"entity_id": Entity.objects.get(key="acme corp").pk, "alias_id": alias.pk}
 
 
 def _fuzz(strategy, label: str, headers: dict, errors: dict, answered: set) -> None:
@@ -157,6 +168,7 @@ def test_odd_strings_in_any_field_never_get_a_server_error(
         "review_id": MemoryReview.objects.create(
             owner=owner, visibility="private", content="The user likes tea"
         ).pk,
+        **_concept_ids(actor),
     }
     _, secret = make_token(owner)
     client = Client(headers={"Authorization": f"Bearer {secret}"}, raise_request_exception=False)

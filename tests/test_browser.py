@@ -11,11 +11,11 @@ def test_login_shows_the_dashboard_with_navigation(page, live_server, login, own
     login(owner)
     assert page.locator("h1").inner_text() == "Welcome, alice"
     nav = page.locator("nav.nav").inner_text()
-    assert "Knowledge graph" not in nav  # not built yet: not offered
     for item in (
         "Memory",
         "CodeGraph",
         "Wiki",
+        "Knowledge graph",
         "Teams",
         "Agents",
         "Audit",

@@ -159,7 +159,8 @@ def test_a_batch_queues_one_embedding_for_its_new_facts_and_merge_targets(
                 {"content": "Grafana dashboards live on the ops wiki"},
             ],
         )
-    assert len(callbacks) == 1  # one task for the whole batch
+    # One task for the whole batch: its embedding, and its concept-graph extraction.
+    assert len(callbacks) == 2
     merged, new = (r.fact.pk for r in results)
     assert merged == stored.fact.pk and not results[0].created and results[1].created
     embedder = current_embedder()

@@ -1,0 +1,304 @@
+"""The concept graph: extraction on LoCoMo, and graph queries on a large scope.
+
+    python bench/concepts.py [--data DIR] [--limit-conversations N] [--edges N]
+        [--queries N] [--skip-locomo] [--skip-queries]
+
+Extraction: each LoCoMo dev conversation (see the shared bench README) is stored as
+facts, one per turn, owned by its speaker (so "I" is the speaker's own node), then the
+graph is built with the offline rules (and with the chat model when
+MEMORYHUB_BENCH_LLM_URL and MEMORYHUB_BENCH_LLM_MODEL are set). Reports facts per
+second, and for the multi-hop questions (category 1) with two or more evidence turns,
+the share whose evidence turns are all connected within 2 hops: two turns are when an
+entity one mentions is at most 2 edges from an entity the other mentions. Beside it,
+the same share in a graph of random edges with the same degree sequence (the same
+mentions, edges rewired by shuffling their ends).
+
+Queries: one scope of ``--edges`` triples (default 100,000) over a fifth as many
+entities, stated by facts of one user, read through the selectors: an entity's
+relations (neighbours) and a 3-hop path between two entities, p50 / p95, beside a
+baseline that loads the visible edges into memory and searches there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _env import REPO_ROOT, bench_env, django_setup, machine_note, temp_data_dir
+from _tables import Timing, print_table
+
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "locomo-dev"
+
+
+# --- LoCoMo -------------------------------------------------------------------------------
+
+
+def turns_of(conversation: dict) -> list[tuple[str, str, str]]:
+    """(dia_id, speaker, text) of every turn."""
+    out = []
+    session = 1
+    while f"session_{session}" in conversation:
+        for turn in conversation[f"session_{session}"]:
+            text = turn["text"]
+            if turn.get("blip_caption"):
+                text += f" [shares a photo: {turn['blip_caption']}]"
+            out.append((turn["dia_id"], turn["speaker"], text))
+        session += 1
+    return out
+
+
+def within(adjacency: dict[int, set[int]], sources: set[int], targets: set[int], hops: int) -> bool:
+    """Whether some entity of ``sources`` is at most ``hops`` edges from one of ``targets``."""
+    seen, frontier = set(sources), set(sources)
+    for _ in range(hops + 1):
+        if seen & targets:
+            return True
+        frontier = {n for node in frontier for n in adjacency.get(node, ())} - seen
+        seen |= frontier
+    return bool(seen & targets)
+
+
+def connected_share(
+    questions: list[list[int]], mentions: dict[int, set[int]], edges: list[tuple[int, int]]
+) -> float:
+    adjacency: dict[int, set[int]] = defaultdict(set)
+    for s, o in edges:
+        adjacency[s].add(o)
+        adjacency[o].add(s)
+    good = 0
+    for facts in questions:
+        if all(
+            within(adjacency, mentions.get(a, set()), mentions.get(b, set()), 2)
+            for i, a in enumerate(facts)
+            for b in facts[i + 1 :]
+        ):
+            good += 1
+    return good / len(questions) if questions else float("nan")
+
+
+def rewired(edges: list[tuple[int, int]], rng: random.Random) -> list[tuple[int, int]]:
+    """Edges with the same degree sequence, their ends shuffled (configuration model)."""
+    stubs = [n for edge in edges for n in edge]
+    rng.shuffle(stubs)
+    return list(zip(stubs[::2], stubs[1::2], strict=True))
+
+
+def locomo(data: Path, limit: int, provider_name: str, provider) -> list[list[object]]:
+    from django.contrib.auth import get_user_model
+
+    from concepts.models import Mention, Triple
+    from concepts.services import concept_graph_sync
+    from facts.models import Fact
+
+    rows = []
+    for path in sorted(data.glob("*.json"))[:limit]:
+        conversation = json.loads(path.read_text())
+        turns = turns_of(conversation)
+        users = {}
+        for _, speaker, _ in turns:
+            if speaker not in users:
+                users[speaker] = get_user_model().objects.create_user(
+                    username=f"{path.stem}-{speaker}"
+                )
+        facts = Fact.objects.bulk_create(
+            Fact(owner=users[speaker], content=text, visibility="global")
+            for _, speaker, text in turns
+        )
+        fact_of = {dia: fact.pk for (dia, _, _), fact in zip(turns, facts, strict=True)}
+        ids = list(fact_of.values())
+        began = time.perf_counter()
+        concept_graph_sync(facts=Fact.objects.filter(pk__in=ids), provider=provider)
+        seconds = time.perf_counter() - began
+        mentions: dict[int, set[int]] = defaultdict(set)
+        for fact_id, entity_id in Mention.objects.filter(fact_id__in=ids).values_list(
+            "fact_id", "entity_id"
+        ):
+            mentions[fact_id].add(entity_id)
+        edges = list(
+            Triple.objects.filter(fact_id__in=ids).values_list("subject_id", "object_id").distinct()
+        )
+        questions = [
+            [fact_of[e] for e in q["evidence"] if e in fact_of]
+            for q in conversation["qa"]
+            if q.get("category") == 1
+        ]
+        questions = [q for q in questions if len(set(q)) >= 2]
+        graph = connected_share(questions, mentions, edges)
+        shares = [connected_share(questions, mentions, rewired(edges, random.Random(s)))
+                  for s in range(5)]  # fmt: skip
+        rows.append(
+            [
+                path.stem,
+                provider_name,
+                len(ids),
+                f"{len(ids) / seconds:.0f}",
+                len(edges),
+                sum(1 for f in ids if mentions.get(f)) / len(ids),
+                len(questions),
+                graph,
+                sum(shares) / len(shares),
+            ]
+        )
+    return rows
+
+
+# --- Queries ------------------------------------------------------------------------------
+
+
+def build_scope(edges: int, rng: random.Random):
+    """One user's facts stating ``edges`` triples over ``edges // 5`` entities, written as
+    rows directly (the extraction is measured above)."""
+    from django.contrib.auth import get_user_model
+
+    from concepts.models import Entity, Mention, Triple
+    from facts.models import Fact
+
+    user = get_user_model().objects.create_user(username="graph-owner")
+    per_fact = 4
+    facts = Fact.objects.bulk_create(
+        Fact(owner=user, content=f"statement {n}", visibility="private")
+        for n in range(edges // per_fact)
+    )
+    entities = Entity.objects.bulk_create(Entity(key=f"e{n}") for n in range(max(10, edges // 5)))
+    ids = [e.pk for e in entities]
+    # A few hubs, many leaves: ends drawn with a skew, as real graphs have.
+    weights = [1 / (rank + 10) for rank in range(len(ids))]
+    triples, mentions = [], {}
+    for fact in facts:
+        for _ in range(per_fact):
+            s, o = rng.choices(ids, weights=weights, k=2)
+            if s == o:
+                continue
+            triples.append(Triple(subject_id=s, relation="uses", object_id=o, fact_id=fact.pk))
+            for entity in (s, o):
+                mentions[(entity, fact.pk)] = Mention(
+                    entity_id=entity, fact_id=fact.pk, name=f"e{entity}", raw_key=f"e{entity}"
+                )
+    Triple.objects.bulk_create(triples, batch_size=5000, ignore_conflicts=True)
+    Mention.objects.bulk_create(mentions.values(), batch_size=5000)
+    return user, ids
+
+
+def baseline_edges(user) -> dict[int, set[tuple[int, str, int]]]:
+    """The in-memory alternative: every visible edge loaded, by node."""
+    from concepts.selectors import concept_triples_visible
+
+    adjacency: dict[int, set[tuple[int, str, int]]] = defaultdict(set)
+    for s, r, o in concept_triples_visible(user=user).values_list(
+        "subject_id", "relation", "object_id"
+    ):
+        adjacency[s].add((s, r, o))
+        adjacency[o].add((s, r, o))
+    return adjacency
+
+
+def baseline_path(adjacency, start: int, end: int, hops: int) -> bool:
+    seen, frontier = {start}, {start}
+    for _ in range(hops):
+        frontier = {n for node in frontier for s, _, o in adjacency[node] for n in (s, o)} - seen
+        if end in frontier:
+            return True
+        seen |= frontier
+    return False
+
+
+def queries(edges: int, count: int) -> list[list[object]]:
+    from concepts.selectors import (
+        concept_entity_get_visible,
+        concept_paths,
+        concept_relations,
+        concept_triples_visible,
+    )
+
+    rng = random.Random(3)
+    user, ids = build_scope(edges, rng)
+    stored = concept_triples_visible(user=user).count()
+    picks = [rng.choice(ids[: len(ids) // 2]) for _ in range(count)]
+    views = {}
+    for entity in set(picks):
+        try:
+            views[entity] = concept_entity_get_visible(user=user, entity_id=entity)
+        except Exception:  # an entity no triple drew
+            continue
+    picks = [p for p in picks if p in views]
+    neighbours, paths, load, base_paths = [], [], [], []
+    for entity in picks:
+        began = time.perf_counter()
+        concept_relations(user=user, entity=views[entity], limit=50)
+        neighbours.append(time.perf_counter() - began)
+    pairs = [(rng.choice(picks), rng.choice(picks)) for _ in range(count)]
+    found = 0
+    for a, b in pairs:
+        began = time.perf_counter()
+        found += bool(concept_paths(user=user, start=views[a], end=views[b], max_hops=3, limit=1))
+        paths.append(time.perf_counter() - began)
+    for a, b in pairs[: max(3, count // 10)]:
+        began = time.perf_counter()
+        adjacency = baseline_edges(user)
+        load.append(time.perf_counter() - began)
+        began = time.perf_counter()
+        baseline_path(adjacency, a, b, 3)
+        base_paths.append(time.perf_counter() - began + load[-1])
+    rows = []
+    for name, seconds, target in (
+        ("neighbours (selector, SQL)", neighbours, "<= 20 ms"),
+        ("3-hop path (selector, BFS per hop in SQL)", paths, "<= 100 ms"),
+        ("3-hop path (baseline: load visible edges + BFS)", base_paths, ""),
+        ("  of which loading the edges", load, ""),
+    ):
+        timing = Timing.of(seconds)
+        rows.append([name, stored, timing.n, f"{timing.p50:.1f}", f"{timing.p95:.1f}", target])
+    rows.append(["paths found", stored, len(pairs), found, "", ""])
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--limit-conversations", type=int, default=5)
+    parser.add_argument("--edges", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--skip-locomo", action="store_true")
+    parser.add_argument("--skip-queries", action="store_true")
+    args = parser.parse_args()
+
+    with temp_data_dir("memoryhub-bench-concepts-") as data_dir:
+        django_setup(bench_env(data_dir))
+        print(machine_note())
+        if not args.skip_locomo:
+            from memoryhub.llm import OfflineProvider, get_chat_provider
+
+            providers = [("offline", OfflineProvider())]
+            url, model = (
+                os.environ.get("MEMORYHUB_BENCH_LLM_URL"),
+                os.environ.get("MEMORYHUB_BENCH_LLM_MODEL"),
+            )
+            if url and model:
+                providers.append((model, get_chat_provider(url=url, model=model)))
+            rows = []
+            for name, provider in providers:
+                rows += locomo(args.data, args.limit_conversations, name, provider)
+            print_table(
+                "Extraction on LoCoMo dev; multi-hop evidence connected within 2 hops",
+                ["conversation", "provider", "facts", "facts/s", "edges", "facts with entities",
+                 "multi-hop questions", "connected (graph)", "connected (random, same degree)"],
+                rows,
+            )  # fmt: skip
+        if not args.skip_queries:
+            print_table(
+                f"Graph queries in one scope of {args.edges:,} triples (ms)",
+                ["query", "visible triples", "n", "p50", "p95", "target"],
+                queries(args.edges, args.queries),
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""One key per entity name: "The  Billing Services", "billing service" and "Billing
+service" name one node."""
+
+import re
+import unicodedata
+
+from memoryhub.unicode import LONE_SURROGATE
+
+from .models import NAME_LENGTH
+
+# The user who wrote a fact: one node per person, never one "user" for everyone.
+USER_NAME = "user"
+_DETERMINER = re.compile(r"^(?:the|a|an|our|my|their|his|her|its)\s+", re.IGNORECASE)
+_EDGE_PUNCTUATION = "\"'`\u201c\u201d\u2018\u2019()[]{}<>.,;:!?*_~"
+
+
+def _singular(word: str, *, last_of_several: bool) -> str:
+    # Common nouns, and the head of a longer name ("Billing Services"); a one-word name
+    # written capitalised ("Jenkins", "Redis") keeps its s.
+    if not (word.islower() or last_of_several):
+        return word
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "os")):
+        return word[:-1]
+    return word
+
+
+def entity_key(name: str) -> str:
+    """The key of ``name``: Unicode-normalised, without a leading determiner or edge
+    punctuation, simple plurals made singular (lower-case words, and the last word of a
+    name of several), case-folded, single
+    spaces. "" for a name with nothing left."""
+    text = unicodedata.normalize("NFKC", LONE_SURROGATE.sub("", name))
+    text = " ".join(text.split()).strip(_EDGE_PUNCTUATION + " ")
+    text = _DETERMINER.sub("", text)
+    words = text.split()
+    words = [
+        _singular(word, last_of_several=len(words) > 1 and at == len(words) - 1)
+        for at, word in enumerate(words)
+    ]
+    return " ".join(words).casefold()[:NAME_LENGTH].strip()
+
+
+def user_key(owner_id: int) -> str:
+    """The key of the person who wrote the facts of ``owner_id``."""
+    return f"@user:{owner_id}"

@@ -1,0 +1,543 @@
+"""Reads of the concept graph. Every one starts from the facts the user may read
+(``Fact.objects.visible_to(user)``, current ones only): a mention or triple is seen
+through its fact, so nodes, edges, counts, weights, names and types are all computed
+from what the user can see.
+
+Paths are found by a breadth-first search from both ends at once, one query per hop
+over the visible edges of the frontier (measured against loading the visible graph
+into memory: see ``bench/concepts.py``).
+"""
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+
+from memoryhub.errors import InvalidInput, NotFound
+from memoryhub.refs import MAX_ID
+
+from .models import ENTITY_TYPES, Alias, Entity, Mention, Triple
+from .normalise import entity_key
+from .services import RAW_LAYER, fact_model
+
+MAX_HOPS = 6
+MAX_PATHS = 20
+MAX_RELATIONS = 500
+SOURCES_PER_EDGE = 20
+# A hop whose frontier grows past this many entities stops the search: no answer is a
+# path through thousands of nodes.
+MAX_FRONTIER = 20_000
+DIRECTIONS = ("both", "out", "in")
+_SPECIFIC = ("person", "organisation", "project", "tool", "place")
+
+
+def visible_facts(*, user: Any, project: str | None = None) -> QuerySet:
+    """The facts whose triples ``user`` sees: current raw facts they may read."""
+    facts = fact_model().objects.visible_to(user).recallable().filter(layer=RAW_LAYER)
+    if project is not None:
+        facts = facts.filter(project=project)
+    return facts.values("pk")
+
+
+def concept_triples_visible(*, user: Any, project: str | None = None) -> QuerySet[Triple]:
+    """Triples stated by facts ``user`` can see. The fact of each triple is looked up by
+    its key (EXISTS), so a query about one entity reads that entity's triples and their
+    facts, not every fact the user can see."""
+    facts = visible_facts(user=user, project=project)
+    return Triple.objects.filter(Exists(facts.filter(pk=OuterRef("fact_id"))))
+
+
+def concept_mentions_visible(*, user: Any, project: str | None = None) -> QuerySet[Mention]:
+    """Mentions in facts ``user`` can see (each fact looked up by its key)."""
+    facts = visible_facts(user=user, project=project)
+    return Mention.objects.filter(Exists(facts.filter(pk=OuterRef("fact_id"))))
+
+
+@dataclass(frozen=True)
+class EntityView:
+    """An entity as one user sees it: the name and type most of their facts give it."""
+
+    id: int
+    name: str
+    type: str
+    mentions: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "type": self.type, "mentions": self.mentions}
+
+
+def concept_entities_describe(
+    *, user: Any, entity_ids: Iterable[int], project: str | None = None
+) -> dict[int, EntityView]:
+    """The entities of ``entity_ids`` that ``user`` sees, by id (others are absent)."""
+    ids = list(set(entity_ids))
+    if not ids:
+        return {}
+    names: dict[int, Counter] = defaultdict(Counter)
+    types: dict[int, Counter] = defaultdict(Counter)
+    mentions: Counter = Counter()
+    rows = (
+        concept_mentions_visible(user=user, project=project)
+        .filter(entity_id__in=ids)
+        .values_list("entity_id", "name", "type")
+        .annotate(n=Count("fact_id"))
+        .order_by()
+    )
+    for entity_id, name, kind, n in rows:
+        names[entity_id][name] += n
+        types[entity_id][kind] += n
+        mentions[entity_id] += n
+    views = {}
+    for entity_id, total in mentions.items():
+        name = min(names[entity_id].items(), key=lambda item: (-item[1], item[0]))[0]
+        kind = min(
+            types[entity_id].items(),
+            key=lambda item: (-item[1], item[0] not in _SPECIFIC, item[0]),
+        )[0]
+        views[entity_id] = EntityView(id=entity_id, name=name, type=kind, mentions=total)
+    return views
+
+
+def concept_entity_get_visible(
+    *, user: Any, entity_id: int, project: str | None = None
+) -> EntityView:
+    """One entity a visible fact mentions; NotFound otherwise."""
+    if not 0 < entity_id <= MAX_ID:
+        raise NotFound(f"No entity {entity_id}.")
+    found = concept_entities_describe(user=user, entity_ids=[entity_id], project=project)
+    if entity_id not in found:
+        raise NotFound(f"No entity {entity_id}.")
+    return found[entity_id]
+
+
+def concept_entity_find_visible(*, user: Any, name: Any, project: str | None = None) -> EntityView:
+    """The entity ``name`` names for ``user`` (through the aliases they can see, then
+    their facts' names); NotFound when no visible fact mentions it."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput("Name an entity.")
+    if len(name) > 1000:
+        raise InvalidInput("An entity name is at most 1000 characters.")
+    key = entity_key(name)
+    if not key:
+        raise NotFound(f"No entity named {name[:100]!r}.")
+    keys = [key]
+    alias = Alias.objects.visible_to(user).filter(alias_key=key).order_by("id").first()
+    if alias is not None:
+        keys.insert(0, alias.target_key)
+    for candidate in keys:
+        entity = Entity.objects.filter(key=candidate).values_list("pk", flat=True).first()
+        if entity is not None:
+            found = concept_entities_describe(user=user, entity_ids=[entity], project=project)
+            if entity in found:
+                return found[entity]
+    # A name as the user's facts write it ("user" is each writer's own node).
+    mention = (
+        concept_mentions_visible(user=user, project=project)
+        .filter(Q(raw_key=key) | Q(name__iexact=" ".join(name.split())))
+        .values_list("entity_id", flat=True)
+        .first()
+    )
+    if mention is not None:
+        return concept_entity_get_visible(user=user, entity_id=mention, project=project)
+    raise NotFound(f"No entity named {name[:100]!r}.")
+
+
+def _edges(triples: QuerySet[Triple], *, limit: int, offset: int = 0) -> list[dict[str, Any]]:
+    """Edges (subject, relation, object) of ``triples``, heaviest first, with weight
+    (facts stating it) and up to ``SOURCES_PER_EDGE`` source fact ids."""
+    grouped = list(
+        triples.values("subject_id", "relation", "object_id")
+        .annotate(weight=Count("fact_id", distinct=True))
+        .order_by("-weight", "subject_id", "relation", "object_id")[offset : offset + limit]
+    )
+    if not grouped:
+        return []
+    wanted = Q()
+    for edge in grouped:
+        wanted |= Q(
+            subject_id=edge["subject_id"], relation=edge["relation"], object_id=edge["object_id"]
+        )
+    sources: dict[tuple[int, str, int], list[int]] = defaultdict(list)
+    for s, r, o, fact_id in (
+        triples.filter(wanted)
+        .order_by("fact_id")
+        .values_list("subject_id", "relation", "object_id", "fact_id")
+    ):
+        if len(sources[(s, r, o)]) < SOURCES_PER_EDGE:
+            sources[(s, r, o)].append(fact_id)
+    return [
+        {
+            **edge,
+            "source_fact_ids": sources[(edge["subject_id"], edge["relation"], edge["object_id"])],
+        }
+        for edge in grouped
+    ]
+
+
+def _named(edges: list[dict[str, Any]], views: dict[int, EntityView]) -> list[dict[str, Any]]:
+    return [
+        {
+            "subject": views[e["subject_id"]].as_dict(),
+            "relation": e["relation"],
+            "object": views[e["object_id"]].as_dict(),
+            "weight": e["weight"],
+            "source_fact_ids": e["source_fact_ids"],
+        }
+        for e in edges
+        if e["subject_id"] in views and e["object_id"] in views
+    ]
+
+
+def _clean_relation(relation: str | None) -> str | None:
+    if relation is None or relation == "":
+        return None
+    if len(relation) > 64:
+        raise InvalidInput("A relation name is at most 64 characters.")
+    return "_".join(relation.strip().lower().replace("-", " ").split())
+
+
+def concept_relations(
+    *,
+    user: Any,
+    entity: EntityView,
+    relation: str | None = None,
+    direction: str = "both",
+    type: str | None = None,
+    limit: int = 50,
+    project: str | None = None,
+) -> list[dict[str, Any]]:
+    """The relations ``entity`` takes part in (as subject, object or both), heaviest
+    first, optionally of one relation and with the other end of one type."""
+    if direction not in DIRECTIONS:
+        raise InvalidInput(f"direction must be one of {', '.join(DIRECTIONS)}.")
+    if not 1 <= limit <= MAX_RELATIONS:
+        raise InvalidInput(f"limit must be between 1 and {MAX_RELATIONS}.")
+    if type is not None and type not in ENTITY_TYPES:
+        raise InvalidInput(f"type must be one of {', '.join(ENTITY_TYPES)}.")
+    triples = concept_triples_visible(user=user, project=project)
+    ends = {
+        "both": Q(subject_id=entity.id) | Q(object_id=entity.id),
+        "out": Q(subject_id=entity.id),
+        "in": Q(object_id=entity.id),
+    }[direction]
+    triples = triples.filter(ends)
+    relation = _clean_relation(relation)
+    if relation:
+        triples = triples.filter(relation=relation)
+    # With a type filter the other ends are typed first, so the limit counts matches.
+    edges = _edges(triples, limit=MAX_RELATIONS if type else limit)
+    views = concept_entities_describe(
+        user=user,
+        entity_ids={e["subject_id"] for e in edges} | {e["object_id"] for e in edges},
+        project=project,
+    )
+    named = _named(edges, views)
+    if type:
+        named = [
+            e
+            for e in named
+            if (e["object"] if e["subject"]["id"] == entity.id else e["subject"])["type"] == type
+        ][:limit]
+    return named
+
+
+def concept_neighbours(
+    *, user: Any, entity: EntityView, type: str | None = None, project: str | None = None
+) -> list[EntityView]:
+    """The entities one edge away from ``entity`` (of ``type``), most mentioned first."""
+    triples = concept_triples_visible(user=user, project=project)
+    ids = set(triples.filter(subject_id=entity.id).values_list("object_id", flat=True))
+    ids |= set(triples.filter(object_id=entity.id).values_list("subject_id", flat=True))
+    ids.discard(entity.id)
+    views = concept_entities_describe(user=user, entity_ids=ids, project=project)
+    found = [v for v in views.values() if type is None or v.type == type]
+    return sorted(found, key=lambda v: (-v.mentions, v.name))
+
+
+# --- Paths --------------------------------------------------------------------------------
+
+
+def _hop(triples: QuerySet[Triple], frontier: set[int]) -> list[tuple[int, str, int]]:
+    """Visible (subject, relation, object) edges touching ``frontier``."""
+    ids = list(frontier)
+    return list(
+        triples.filter(Q(subject_id__in=ids) | Q(object_id__in=ids))
+        .values_list("subject_id", "relation", "object_id")
+        .distinct()
+    )
+
+
+def concept_paths(
+    *,
+    user: Any,
+    start: EntityView,
+    end: EntityView,
+    max_hops: int = 3,
+    limit: int = 5,
+    project: str | None = None,
+) -> list[list[dict[str, Any]]]:
+    """The shortest paths (at most ``limit``) of at most ``max_hops`` edges between two
+    entities, each a list of triples in order; edges are followed either way, and each
+    triple keeps its own direction. [] when none is that short."""
+    if not 1 <= max_hops <= MAX_HOPS:
+        raise InvalidInput(f"max_hops must be between 1 and {MAX_HOPS}.")
+    if not 1 <= limit <= MAX_PATHS:
+        raise InvalidInput(f"limit must be between 1 and {MAX_PATHS}.")
+    if start.id == end.id:
+        return []
+    triples = concept_triples_visible(user=user, project=project)
+    # Per side: node -> the edges that reached it from the previous level.
+    parents: list[dict[int, list[tuple[int, tuple[int, str, int]]]]] = [
+        {start.id: []},
+        {end.id: []},
+    ]
+    frontiers = [{start.id}, {end.id}]
+    levels: list[dict[int, int]] = [{start.id: 0}, {end.id: 0}]
+    depth = [0, 0]
+    meeting: set[int] = set()
+    while depth[0] + depth[1] < max_hops and not meeting:
+        side = 0 if len(frontiers[0]) <= len(frontiers[1]) else 1
+        if not frontiers[side] or len(frontiers[side]) > MAX_FRONTIER:
+            break
+        reached: dict[int, list[tuple[int, tuple[int, str, int]]]] = defaultdict(list)
+        for edge in _hop(triples, frontiers[side]):
+            s, _, o = edge
+            for here, there in ((s, o), (o, s)):
+                if here in frontiers[side] and there not in parents[side]:
+                    reached[there].append((here, edge))
+        parents[side].update(reached)
+        frontiers[side] = set(reached)
+        depth[side] += 1
+        levels[side].update(dict.fromkeys(reached, depth[side]))
+        meeting = set(parents[0]) & set(parents[1])
+    if not meeting:
+        return []
+    shortest = min(levels[0][n] + levels[1][n] for n in meeting)
+    meeting = {n for n in meeting if levels[0][n] + levels[1][n] == shortest}
+
+    def walks(side: int, node: int) -> Iterable[list[tuple[int, str, int]]]:
+        if not parents[side][node]:
+            yield []
+            return
+        for previous, edge in parents[side][node]:
+            for walk in walks(side, previous):
+                yield [*walk, edge]
+
+    found: list[list[tuple[int, str, int]]] = []
+    for node in sorted(meeting):
+        for head in walks(0, node):
+            for tail in walks(1, node):
+                found.append(head + tail[::-1])
+                if len(found) >= limit:
+                    break
+            if len(found) >= limit:
+                break
+        if len(found) >= limit:
+            break
+    views = concept_entities_describe(
+        user=user,
+        entity_ids={n for path in found for s, _, o in path for n in (s, o)},
+        project=project,
+    )
+    return [
+        [
+            {"subject": views[s].as_dict(), "relation": r, "object": views[o].as_dict()}
+            for s, r, o in path
+        ]
+        for path in found
+    ]
+
+
+# --- Lists and stats ----------------------------------------------------------------------
+
+
+def concept_nodes_visible(
+    *,
+    user: Any,
+    type: str | None = None,
+    q: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    project: str | None = None,
+) -> tuple[list[EntityView], int]:
+    """Entities by mentions (most first) and how many there are; ``q`` matches names,
+    ``type`` the type some visible fact gives them."""
+    if type is not None and type not in ENTITY_TYPES:
+        raise InvalidInput(f"type must be one of {', '.join(ENTITY_TYPES)}.")
+    mentions = concept_mentions_visible(user=user, project=project)
+    if type:
+        mentions = mentions.filter(entity_id__in=mentions.filter(type=type).values("entity_id"))
+    if q:
+        if len(q) > 200:
+            raise InvalidInput("A search is at most 200 characters.")
+        mentions = mentions.filter(
+            entity_id__in=mentions.filter(name__icontains=q.strip()).values("entity_id")
+        )
+    ranked = mentions.values("entity_id").annotate(n=Count("fact_id")).order_by("-n", "entity_id")
+    count = ranked.count()
+    ids = [row["entity_id"] for row in ranked[offset : offset + limit]]
+    views = concept_entities_describe(user=user, entity_ids=ids, project=project)
+    return [views[i] for i in ids if i in views], count
+
+
+def concept_edges_visible(
+    *,
+    user: Any,
+    relation: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    project: str | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Edges, heaviest first, with their entities, and how many there are."""
+    triples = concept_triples_visible(user=user, project=project)
+    relation = _clean_relation(relation)
+    if relation:
+        triples = triples.filter(relation=relation)
+    count = triples.values("subject_id", "relation", "object_id").distinct().count()
+    edges = _edges(triples, limit=limit, offset=offset)
+    views = concept_entities_describe(
+        user=user,
+        entity_ids={e["subject_id"] for e in edges} | {e["object_id"] for e in edges},
+        project=project,
+    )
+    return _named(edges, views), count
+
+
+def concept_stats(*, user: Any, project: str | None = None) -> dict[str, Any]:
+    """Nodes, edges, triples and facts of the graph ``user`` sees, nodes by type and
+    edges by relation."""
+    triples = concept_triples_visible(user=user, project=project)
+    mentions = concept_mentions_visible(user=user, project=project)
+    types: dict[int, Counter] = defaultdict(Counter)
+    for entity_id, kind, n in (
+        mentions.values_list("entity_id", "type").annotate(n=Count("fact_id")).order_by()
+    ):
+        types[entity_id][kind] += n
+    by_type = Counter(
+        min(c.items(), key=lambda item: (-item[1], item[0] not in _SPECIFIC, item[0]))[0]
+        for c in types.values()
+    )
+    by_relation = dict(
+        triples.values_list("relation")
+        .annotate(n=Count("id"))
+        .order_by("-n", "relation")
+        .values_list("relation", "n")[:50]
+    )
+    return {
+        "nodes": len(types),
+        "edges": triples.values("subject_id", "relation", "object_id").distinct().count(),
+        "triples": triples.count(),
+        "facts": triples.values("fact_id").distinct().count(),
+        "by_type": dict(sorted(by_type.items(), key=lambda item: (-item[1], item[0]))),
+        "by_relation": by_relation,
+    }
+
+
+def concept_entity_sources(
+    *, user: Any, entity: EntityView, limit: int = 50, project: str | None = None
+) -> list[dict[str, Any]]:
+    """The visible facts that mention ``entity``, newest first."""
+    facts = (
+        fact_model()
+        .objects.filter(
+            pk__in=concept_mentions_visible(user=user, project=project)
+            .filter(entity_id=entity.id)
+            .values("fact_id")
+        )
+        .order_by("-created_at", "-pk")[:limit]
+    )
+    return [
+        {"id": f.pk, "content": f.content, "category": f.category, "visibility": f.visibility}
+        for f in facts
+    ]
+
+
+def concept_aliases_visible(*, user: Any) -> QuerySet[Alias]:
+    return Alias.objects.visible_to(user).order_by("alias_key", "id")
+
+
+# --- The graph view -----------------------------------------------------------------------
+
+MAX_VIEW_NODES = 2000
+MAX_VIEW_HOPS = 3
+# Layout iterations shrink as the graph grows: each is quadratic in the nodes.
+_LAYOUT_WORK = 40_000_000
+
+
+def _layout(
+    node_ids: list[int], edges: list[tuple[int, int, int]]
+) -> dict[int, tuple[float, float]]:
+    """Force-directed positions in [-1, 1]² (rustworkx's Fruchterman-Reingold spring
+    layout), the same for the same graph."""
+    import rustworkx
+
+    graph = rustworkx.PyGraph()
+    index = dict(zip(node_ids, graph.add_nodes_from(node_ids), strict=True))
+    graph.add_edges_from([(index[s], index[o], float(w)) for s, o, w in edges])
+    if len(node_ids) < 2:
+        return {n: (0.0, 0.0) for n in node_ids}
+    iterations = max(8, min(60, _LAYOUT_WORK // (len(node_ids) ** 2 * 5)))
+    positions = rustworkx.spring_layout(
+        graph, num_iter=iterations, seed=7, weight_fn=lambda w: w, scale=1.0
+    )
+    return {node: tuple(positions[i]) for node, i in index.items()}
+
+
+def concept_graph_view(
+    *,
+    user: Any,
+    center: str | None = None,
+    hops: int = 2,
+    type: str | None = None,
+    relation: str | None = None,
+    limit: int = 500,
+    project: str | None = None,
+) -> dict[str, Any]:
+    """The visible graph as the Knowledge graph page draws it: the ``limit`` most
+    mentioned entities (or those within ``hops`` of ``center``), of ``type``, the edges
+    among them (of ``relation``), and force-directed positions."""
+    if not 1 <= limit <= MAX_VIEW_NODES:
+        raise InvalidInput(f"limit must be between 1 and {MAX_VIEW_NODES}.")
+    if not 1 <= hops <= MAX_VIEW_HOPS:
+        raise InvalidInput(f"hops must be between 1 and {MAX_VIEW_HOPS}.")
+    if type is not None and type not in ENTITY_TYPES:
+        raise InvalidInput(f"type must be one of {', '.join(ENTITY_TYPES)}.")
+    relation = _clean_relation(relation)
+    triples = concept_triples_visible(user=user, project=project)
+    if relation:
+        triples = triples.filter(relation=relation)
+    focus = None
+    if center:
+        focus = concept_entity_find_visible(user=user, name=center, project=project)
+        ids, frontier = {focus.id}, {focus.id}
+        for _ in range(hops):
+            reached = {n for s, _, o in _hop(triples, frontier) for n in (s, o)} - ids
+            room = limit - len(ids)
+            frontier = set(sorted(reached)[:room])
+            ids |= frontier
+            if not frontier or len(ids) >= limit:
+                break
+        views = concept_entities_describe(user=user, entity_ids=ids, project=project)
+    else:
+        ranked, _ = concept_nodes_visible(user=user, type=type, limit=limit, project=project)
+        views = {v.id: v for v in ranked}
+    if type:
+        views = {i: v for i, v in views.items() if v.type == type or (focus and i == focus.id)}
+    ids = list(views)
+    edges = list(
+        triples.filter(subject_id__in=ids, object_id__in=ids)
+        .values_list("subject_id", "relation", "object_id")
+        .annotate(weight=Count("fact_id", distinct=True))
+        .order_by("-weight")
+    )
+    positions = _layout(ids, [(s, o, w) for s, _, o, w in edges])
+    return {
+        "center": focus.id if focus else None,
+        "nodes": [
+            {**views[i].as_dict(), "x": round(positions[i][0], 4), "y": round(positions[i][1], 4)}
+            for i in ids
+        ],
+        "edges": [{"s": s, "r": r, "o": o, "w": w} for s, r, o, w in edges],
+    }

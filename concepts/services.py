@@ -1,0 +1,395 @@
+"""Writes of the concept graph: extracting facts into mentions and triples, the catch-up
+and build that keep the graph in step with the fact store, aliases, and pruning.
+
+Extraction asks the configured chat model (or the offline rules when none is set) for
+the triples of a batch of facts, outside any transaction, then writes each fact's rows
+in one transaction, unless the fact changed or went meanwhile. What the provider said
+is kept per fact (``FactExtraction``), so aliases re-apply without asking it again.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
+
+from memoryhub.errors import Forbidden, InvalidInput, NotFound
+from memoryhub.jobs import job_create
+from memoryhub.llm import ChatProvider, SourceText
+from memoryhub.refs import MAX_ID
+from memoryhub.tasks import enqueue_on_commit
+from memoryhub.unicode import LONE_SURROGATE
+from teams.models import Visibility
+from teams.services import Actor, audit_log, scope_for_new_row
+
+from .models import NAME_LENGTH, Alias, Entity, FactExtraction, Mention, Triple
+from .normalise import USER_NAME, entity_key, user_key
+
+# Facts per request to the provider.
+EXTRACT_BATCH = 20
+# Facts looked at per round of the catch-up.
+SYNC_ROUND = 200
+RAW_LAYER = 1  # summaries and profiles restate their sources: only raw facts are read
+_SPECIFIC = ("person", "organisation", "project", "tool", "place")
+
+
+def fact_model() -> Any:
+    """The fact store's model, through the graph's own foreign key (apps do not import
+    each other)."""
+    return FactExtraction._meta.get_field("fact").related_model
+
+
+def _chunks[T](items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _provider() -> ChatProvider:
+    from memoryhub.llm.configured import llm_provider_get
+
+    return llm_provider_get()
+
+
+# --- Extraction ---------------------------------------------------------------------------
+
+
+@dataclass
+class ExtractOutcome:
+    facts: int = 0  # facts extracted
+    triples: int = 0  # triples written for them
+    provider: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"facts": self.facts, "triples": self.triples, "provider": self.provider}
+
+
+def concept_facts_extract(
+    *,
+    fact_ids: Sequence[int],
+    provider: ChatProvider | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExtractOutcome:
+    """Extract the triples of these facts (raw facts not yet extracted at their current
+    version; others are skipped) and write them with their mentions. A chat model
+    failure raises (nothing of that batch is written; a later run tries again)."""
+    Fact = fact_model()
+    ids = list(dict.fromkeys(fact_ids))
+    outcome = ExtractOutcome()
+    for done, chunk in enumerate(_chunks(ids, EXTRACT_BATCH)):
+        rows = list(
+            Fact.objects.filter(pk__in=chunk, layer=RAW_LAYER).values_list(
+                "pk", "content", "updated_at"
+            )
+        )
+        current = set(
+            FactExtraction.objects.filter(fact_id__in=[pk for pk, _, _ in rows]).values_list(
+                "fact_id", "fact_updated_at"
+            )
+        )
+        todo = [(pk, content, at) for pk, content, at in rows if (pk, at) not in current]
+        if todo:
+            provider = provider or _provider()
+            answer = provider.extract_triples([SourceText(id=pk, text=c) for pk, c, _ in todo])
+            outcome.provider = answer.provider
+            found: dict[int, list[dict[str, Any]]] = {pk: [] for pk, _, _ in todo}
+            for triple in answer.triples:
+                if triple.source_id in found:
+                    found[triple.source_id].append(triple.model_dump(exclude={"source_id"}))
+            with transaction.atomic():
+                # A fact changed or deleted while the provider worked is left to the run
+                # its change queued.
+                still = dict(
+                    Fact.objects.filter(pk__in=list(found)).values_list("pk", "updated_at")
+                )
+                kept = [(pk, at) for pk, _, at in todo if still.get(pk) == at]
+                for pk, at in kept:
+                    FactExtraction.objects.update_or_create(
+                        fact_id=pk,
+                        defaults={
+                            "fact_updated_at": at,
+                            "provider": answer.provider,
+                            "triples": found[pk],
+                            "extracted_at": timezone.now(),
+                        },
+                    )
+                outcome.triples += _graph_rows_write(fact_ids=[pk for pk, _ in kept])
+                outcome.facts += len(kept)
+        if progress is not None:
+            progress(min(len(ids), (done + 1) * EXTRACT_BATCH), len(ids))
+    return outcome
+
+
+def _applicable(alias: Alias, fact: dict[str, Any]) -> bool:
+    # An alias merges names for the facts of its own audience only.
+    if alias.visibility == Visibility.GLOBAL:
+        return True
+    if alias.visibility == Visibility.TEAM:
+        return fact["visibility"] == Visibility.TEAM and fact["team_id"] == alias.team_id
+    return fact["visibility"] == Visibility.PRIVATE and fact["owner_id"] == alias.owner_id
+
+
+def _graph_rows_write(*, fact_ids: Sequence[int]) -> int:
+    """Rewrite the mentions and triples of these facts from their stored extraction,
+    with the aliases that apply to each; the number of triples written."""
+    Fact = fact_model()
+    facts = {
+        row["pk"]: row
+        for row in Fact.objects.filter(pk__in=fact_ids).values(
+            "pk", "owner_id", "owner__username", "visibility", "team_id"
+        )
+    }
+    extracted = dict(
+        FactExtraction.objects.filter(fact_id__in=list(facts)).values_list("fact_id", "triples")
+    )
+    touched = set(Mention.objects.filter(fact_id__in=fact_ids).values_list("entity_id", flat=True))
+    Triple.objects.filter(fact_id__in=fact_ids).delete()
+    Mention.objects.filter(fact_id__in=fact_ids).delete()
+
+    def raw(name: str, fact: dict[str, Any]) -> tuple[str, str]:
+        if name.strip().casefold() == USER_NAME:
+            return user_key(fact["owner_id"]), fact["owner__username"]
+        return entity_key(name), " ".join(name.split())[:NAME_LENGTH]
+
+    # (fact, raw key) -> (name, type); (fact, subject raw key, relation, object raw key, conf)
+    names: dict[tuple[int, str], tuple[str, str]] = {}
+    statements: list[tuple[int, str, str, str, float]] = []
+    for fact_id, triples in extracted.items():
+        fact = facts[fact_id]
+        for item in triples:
+            subject, subject_name = raw(item["subject"], fact)
+            obj, object_name = raw(item["object"], fact)
+            if not subject or not obj:
+                continue
+            for key, name, kind in (
+                (subject, subject_name, item.get("subject_type", "other")),
+                (obj, object_name, item.get("object_type", "other")),
+            ):
+                known = names.get((fact_id, key))
+                if known is None or (known[1] not in _SPECIFIC and kind in _SPECIFIC):
+                    names[(fact_id, key)] = (name, kind)
+            statements.append(
+                (fact_id, subject, item["relation"], obj, float(item.get("confidence", 0.5)))
+            )
+    raw_keys = {key for _, key in names}
+    aliases = list(Alias.objects.filter(alias_key__in=raw_keys))
+
+    def resolved(fact_id: int, key: str) -> str:
+        for alias in aliases:
+            if alias.alias_key == key and _applicable(alias, facts[fact_id]):
+                return alias.target_key
+        return key
+
+    keys = {(fact_id, key): resolved(fact_id, key) for fact_id, key in names}
+    entity_ids = _entities_ensure(set(keys.values()))
+    mentions: dict[tuple[int, int], Mention] = {}
+    for (fact_id, key), (name, kind) in names.items():
+        entity = entity_ids[keys[(fact_id, key)]]
+        if (entity, fact_id) not in mentions or key == keys[(fact_id, key)]:
+            mentions[(entity, fact_id)] = Mention(
+                entity_id=entity, fact_id=fact_id, name=name, type=kind, raw_key=key
+            )
+    Mention.objects.bulk_create(mentions.values())
+    triples: dict[tuple[int, str, int, int], Triple] = {}
+    for fact_id, subject, relation, obj, confidence in statements:
+        s, o = entity_ids[keys[(fact_id, subject)]], entity_ids[keys[(fact_id, obj)]]
+        if s == o:
+            continue  # an alias made "k8s uses kubernetes" say nothing
+        triples.setdefault(
+            (s, relation, o, fact_id),
+            Triple(
+                subject_id=s, relation=relation, object_id=o, fact_id=fact_id, confidence=confidence
+            ),
+        )
+    Triple.objects.bulk_create(triples.values())
+    concept_entities_prune(entity_ids=touched)
+    return len(triples)
+
+
+def _entities_ensure(keys: set[str]) -> dict[str, int]:
+    found = dict(Entity.objects.filter(key__in=keys).values_list("key", "pk"))
+    missing = keys - found.keys()
+    if missing:
+        Entity.objects.bulk_create([Entity(key=k) for k in missing], ignore_conflicts=True)
+        found.update(Entity.objects.filter(key__in=missing).values_list("key", "pk"))
+    return found
+
+
+def concept_entities_prune(*, entity_ids: Iterable[int] | None = None) -> int:
+    """Delete the entities no fact mentions any more (of ``entity_ids``, or all): a node
+    leaves nothing of a forgotten fact behind."""
+    orphans = Entity.objects.filter(~Exists(Mention.objects.filter(entity_id=OuterRef("pk"))))
+    if entity_ids is not None:
+        ids = list(entity_ids)
+        if not ids:
+            return 0
+        orphans = orphans.filter(pk__in=ids)
+    deleted, _ = orphans.delete()
+    return deleted
+
+
+def concept_triples_count(*, owner_id: int) -> int:
+    """How many triples the facts of ``owner_id`` support (the forgetting receipt
+    counts those that went)."""
+    return Triple.objects.filter(fact__owner_id=owner_id).count()
+
+
+# --- Catch-up and build -------------------------------------------------------------------
+
+
+def concept_facts_stale(*, facts: Any = None) -> Any:
+    """Ids of the raw facts (of the queryset ``facts``, default all) not extracted at
+    their current version."""
+    Fact = fact_model()
+    facts = (facts if facts is not None else Fact.objects.all()).filter(layer=RAW_LAYER)
+    current = FactExtraction.objects.filter(
+        fact_id=OuterRef("pk"), fact_updated_at=OuterRef("updated_at")
+    )
+    return facts.filter(~Exists(current)).order_by("pk").values_list("pk", flat=True)
+
+
+def concept_graph_sync(
+    *,
+    facts: Any = None,
+    provider: ChatProvider | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    limit: int | None = None,
+) -> ExtractOutcome:
+    """Extract every raw fact (of ``facts``) the graph lacks or holds an older version of:
+    the periodic catch-up for work the queue dropped, and the body of a build."""
+    ids = list(
+        concept_facts_stale(facts=facts)[:limit] if limit else concept_facts_stale(facts=facts)
+    )
+    total = ExtractOutcome()
+    for start, chunk in enumerate(_chunks(ids, SYNC_ROUND)):
+        outcome = concept_facts_extract(fact_ids=chunk, provider=provider)
+        total.facts += outcome.facts
+        total.triples += outcome.triples
+        total.provider = outcome.provider or total.provider
+        if progress is not None:
+            progress(min(len(ids), (start + 1) * SYNC_ROUND), len(ids))
+    return total
+
+
+def concept_graph_build(
+    *, owner_id: int, project: str | None = None, progress: Callable[[int, int], None] | None = None
+) -> dict[str, Any]:
+    """Bring the graph of the facts ``owner_id`` can see (of ``project``) up to date."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.get(pk=owner_id)
+    facts = fact_model().objects.visible_to(user)
+    if project is not None:
+        facts = facts.filter(project=project)
+    outcome = concept_graph_sync(facts=facts, progress=progress)
+    return {**outcome.as_dict(), "provider": outcome.provider or "none needed"}
+
+
+def concept_graph_build_request(*, actor: Actor, project: str | None = None) -> Any:
+    """Queue a build as a job of the actor's."""
+    from .tasks import concept_graph_build as build_task
+
+    actor.require_scope("write")
+    if project is not None and (not isinstance(project, str) or len(project) > 200):
+        raise InvalidInput("A project key is at most 200 characters.")
+    with transaction.atomic():
+        job = job_create(
+            owner=actor.user,
+            kind="concept_build",
+            arguments={} if project is None else {"project": project},
+        )
+        audit_log(actor=actor, action="concepts.build", target_type="job", target_id=job.pk)
+        enqueue_on_commit(build_task, job.pk)
+    return job
+
+
+# --- Aliases ------------------------------------------------------------------------------
+
+
+def _alias_name(value: Any, what: str) -> tuple[str, str]:
+    if not isinstance(value, str) or LONE_SURROGATE.search(value):
+        raise InvalidInput(f"The {what} must be text.")
+    name = " ".join(value.split())
+    if len(name) > NAME_LENGTH:
+        raise InvalidInput(f"The {what} is at most {NAME_LENGTH} characters.")
+    key = entity_key(name)
+    if not key:
+        raise InvalidInput(f"The {what} needs a name: {value!r} has none.")
+    if key.startswith("@"):
+        raise InvalidInput(f"The {what} cannot start with @.")
+    return name, key
+
+
+def _scope_q(scope: dict[str, Any]) -> Q:
+    return Q(visibility=scope["visibility"], team=scope["team"]) & (
+        Q(owner=scope["owner"]) if scope["visibility"] == Visibility.PRIVATE else Q()
+    )
+
+
+def _facts_mentioning(keys: set[str]) -> list[int]:
+    return list(
+        Mention.objects.filter(raw_key__in=keys).values_list("fact_id", flat=True).distinct()
+    )
+
+
+@transaction.atomic
+def concept_alias_create(
+    *,
+    actor: Actor,
+    alias: Any,
+    target: Any,
+    visibility: str | None = None,
+    team: str | int | None = None,
+) -> Alias:
+    """Merge the entity named ``alias`` into the one named ``target`` for the facts of
+    the alias's scope (the actor's default visibility and team unless given)."""
+    actor.require_scope("write")
+    alias_name, alias_key = _alias_name(alias, "alias")
+    target_name, target_key = _alias_name(target, "target")
+    if alias_key == target_key:
+        raise InvalidInput(f"{alias_name!r} and {target_name!r} are already one name.")
+    scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility)
+    same_scope = Alias.objects.filter(_scope_q(scope))
+    if same_scope.filter(alias_key=alias_key).exists():
+        raise InvalidInput(f"{alias_name!r} is already an alias in this scope.")
+    if same_scope.filter(alias_key=target_key).exists():
+        raise InvalidInput(f"{target_name!r} is itself an alias: name what it stands for.")
+    if same_scope.filter(target_key=alias_key).exists():
+        raise InvalidInput(f"Other names are aliases of {alias_name!r}: it cannot be one too.")
+    row = Alias.objects.create(
+        owner=scope["owner"],
+        team=scope["team"],
+        visibility=scope["visibility"],
+        project=scope["project"],
+        alias_key=alias_key,
+        alias_name=alias_name,
+        target_key=target_key,
+        target_name=target_name,
+    )
+    _graph_rows_write(fact_ids=_facts_mentioning({alias_key}))
+    audit_log(
+        actor=actor,
+        action="concepts.alias_create",
+        target_type="alias",
+        target_id=row.pk,
+        details={"visibility": row.visibility},
+    )
+    return row
+
+
+@transaction.atomic
+def concept_alias_delete(*, actor: Actor, alias_id: int) -> None:
+    """Remove an alias: its names are two entities again."""
+    actor.require_scope("write")
+    if not 0 < alias_id <= MAX_ID:
+        raise NotFound(f"No alias {alias_id}.")
+    row = Alias.objects.visible_to(actor.user).filter(pk=alias_id).first()
+    if row is None:
+        raise NotFound(f"No alias {alias_id}.")
+    if not row.is_editable_by(actor.user):
+        raise Forbidden("Only its owner (or an admin of its team) can remove this alias.")
+    key = row.alias_key
+    row.delete()
+    _graph_rows_write(fact_ids=_facts_mentioning({key}))
+    audit_log(actor=actor, action="concepts.alias_delete", target_type="alias", target_id=alias_id)

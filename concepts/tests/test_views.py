@@ -1,0 +1,94 @@
+"""The Knowledge graph page: the graph data it draws, the entity panel, the build button
+and the alias table, all through the access rule."""
+
+import pytest
+
+from concepts.models import Alias, Entity
+from memoryhub.models import Job
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(owner, outsider, team, remember):
+    remember(owner, "The billing service depends on Ledgerd.", visibility="team")
+    remember(owner, "Ledgerd runs on Postgres.", visibility="team")
+    remember(owner, "Ledgerd calls Nightjar.", visibility="private")
+    remember(outsider, "Grafana uses Prometheus.", visibility="private")
+
+
+def names(body) -> set[str]:
+    return {n["name"] for n in body["nodes"]}
+
+
+def test_the_page_is_linked_from_the_navigation_and_counts_the_visible_graph(world, owner_client):
+    page = owner_client.get("/graph/").content.decode()
+    assert 'href="/graph/" aria-current="page">Knowledge graph</a>' in page
+    assert "4 entities, 3 relations from 3 facts" in page
+    assert 'src="/static/js/graph.js"' in page
+
+
+def test_the_graph_data_holds_positions_of_visible_nodes_only(
+    world, owner_client, teammate_client, outsider_client
+):
+    mine = owner_client.get("/graph/data/").json()
+    assert names(mine) == {"billing service", "Ledgerd", "Postgres", "Nightjar"}
+    assert all(-1.01 <= n["x"] <= 1.01 and -1.01 <= n["y"] <= 1.01 for n in mine["nodes"])
+    assert len(mine["edges"]) == 3
+    assert names(teammate_client.get("/graph/data/").json()) == {
+        "billing service",
+        "Ledgerd",
+        "Postgres",
+    }
+    theirs = outsider_client.get("/graph/data/").json()
+    assert names(theirs) == {"Grafana", "Prometheus"}
+
+
+def test_a_neighbourhood_is_the_entities_within_n_hops(world, owner_client):
+    near = owner_client.get("/graph/data/", {"center": "Postgres", "hops": 1}).json()
+    assert names(near) == {"Postgres", "Ledgerd"}
+    assert near["center"] == Entity.objects.get(key="postgres").pk
+    wider = owner_client.get("/graph/data/", {"center": "Postgres", "hops": 2}).json()
+    assert names(wider) == {"Postgres", "Ledgerd", "billing service", "Nightjar"}
+    typed = owner_client.get("/graph/data/", {"relation": "runs_on"}).json()
+    assert [(e["r"], e["w"]) for e in typed["edges"]] == [("runs_on", 1)]
+
+
+def test_bad_graph_parameters_answer_400_with_a_reason(world, owner_client, outsider_client):
+    for params in ({"limit": 10**9}, {"hops": 9, "center": "Postgres"}, {"type": "planet"},
+                   {"limit": "many"}):  # fmt: skip
+        response = owner_client.get("/graph/data/", params)
+        assert response.status_code == 400, params
+        assert response.json()["detail"]
+    hidden = outsider_client.get("/graph/data/", {"center": "Ledgerd", "hops": 1})
+    assert hidden.status_code == 404
+
+
+def test_the_entity_panel_lists_relations_and_links_their_source_facts(
+    world, owner_client, outsider_client
+):
+    ledgerd = Entity.objects.get(key="ledgerd")
+    panel = owner_client.get(f"/graph/entities/{ledgerd.pk}/").content.decode()
+    assert "runs_on" in panel and "calls" in panel
+    assert 'href="/memory/' in panel
+    assert outsider_client.get(f"/graph/entities/{ledgerd.pk}/").status_code == 404
+
+
+def test_the_build_button_starts_a_job_with_progress(owner_client, owner):
+    response = owner_client.post("/graph/build/")
+    assert response.status_code == 200
+    job = Job.objects.get(owner=owner)
+    assert job.kind == "concept_build"
+    assert f'id="job-{job.pk}"' in response.content.decode()
+
+
+def test_aliases_are_edited_on_the_page(world, owner_client, outsider_client):
+    made = owner_client.post("/graph/aliases/", {"alias": "ledger", "target": "Ledgerd"})
+    assert made.status_code == 200 and "ledger" in made.content.decode()
+    alias = Alias.objects.get()
+    refused = owner_client.post("/graph/aliases/", {"alias": "", "target": "Ledgerd"})
+    assert refused.status_code == 400 and "needs a name" in refused.content.decode()
+    assert outsider_client.post(f"/graph/aliases/{alias.pk}/delete/").status_code == 404
+    assert "ledger" not in outsider_client.get("/graph/").content.decode().split("Aliases")[1]
+    assert owner_client.post(f"/graph/aliases/{alias.pk}/delete/").status_code == 200
+    assert not Alias.objects.exists()

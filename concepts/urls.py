@@ -1,0 +1,12 @@
+from django.urls import path
+
+from concepts import views
+
+urlpatterns = [
+    path("", views.graph_view, name="graph"),
+    path("data/", views.graph_data_view, name="graph-data"),
+    path("entities/<int:entity_id>/", views.graph_entity_view, name="graph-entity"),
+    path("build/", views.graph_build_view, name="graph-build"),
+    path("aliases/", views.alias_create_view, name="graph-alias-create"),
+    path("aliases/<int:alias_id>/delete/", views.alias_delete_view, name="graph-alias-delete"),
+]

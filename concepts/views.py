@@ -1,0 +1,127 @@
+"""The Knowledge graph page: the visible graph drawn force-directed, an entity's panel
+(relations and source facts), a build with progress, and the alias table."""
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils.html import format_html
+from django.views.decorators.http import require_GET, require_POST
+
+from concepts import selectors, services
+from concepts.models import ENTITY_TYPES
+from memoryhub.errors import ApplicationError, NotFound
+from memoryhub.htmx import htmx_render
+from teams.services import Actor
+
+PAGE = "concepts/graph.html"
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(value) if value not in (None, "") else default
+    except ValueError:
+        return -1  # out of every range: the selector says which
+
+
+def _context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
+    stats = selectors.concept_stats(user=request.user)
+    return {
+        "stats": stats,
+        "types": ENTITY_TYPES,
+        "relations": list(stats["by_relation"]),
+        "aliases": selectors.concept_aliases_visible(user=request.user).select_related("team"),
+        **extra,
+    }
+
+
+@login_required
+@require_GET
+def graph_view(request: HttpRequest) -> HttpResponse:
+    """The page; its script fetches the graph from ``graph_data_view``."""
+    return render(request, PAGE, _context(request))
+
+
+@login_required
+@require_GET
+def graph_data_view(request: HttpRequest) -> JsonResponse:
+    """The nodes (with positions) and edges the page draws, as JSON."""
+    try:
+        data = selectors.concept_graph_view(
+            user=request.user,
+            center=request.GET.get("center") or None,
+            hops=_int(request.GET.get("hops"), 2),
+            type=request.GET.get("type") or None,
+            relation=request.GET.get("relation") or None,
+            limit=_int(request.GET.get("limit"), 500),
+        )
+    except ApplicationError as exc:
+        return JsonResponse({"detail": exc.message}, status=exc.status_code)
+    return JsonResponse(data)
+
+
+@login_required
+@require_GET
+def graph_entity_view(request: HttpRequest, entity_id: int) -> HttpResponse:
+    """The side panel of one entity: its relations and the facts that mention it."""
+    try:
+        entity = selectors.concept_entity_get_visible(user=request.user, entity_id=entity_id)
+    except NotFound:
+        raise Http404("No such entity.") from None
+    relations = selectors.concept_relations(user=request.user, entity=entity, limit=100)
+    sources = selectors.concept_entity_sources(user=request.user, entity=entity, limit=50)
+    context = {"entity": entity, "relations": relations, "sources": sources}
+    return render(request, "concepts/_entity.html", context)
+
+
+@login_required
+@require_POST
+def graph_build_view(request: HttpRequest) -> HttpResponse:
+    """Start a build; the answer is its progress card."""
+    try:
+        job = services.concept_graph_build_request(actor=Actor.from_request(request))
+    except ApplicationError as exc:
+        return HttpResponse(format_html('<p class="error">{}</p>', exc.message), status=400)
+    return render(request, "_job.html", {"job": job})
+
+
+@login_required
+@require_POST
+def alias_create_view(request: HttpRequest) -> HttpResponse:
+    error = ""
+    try:
+        services.concept_alias_create(
+            actor=Actor.from_request(request),
+            alias=request.POST.get("alias", ""),
+            target=request.POST.get("target", ""),
+            visibility=request.POST.get("visibility") or None,
+        )
+    except ApplicationError as exc:
+        error = exc.message
+    return htmx_render(
+        request,
+        PAGE,
+        _context(request, alias_error=error, alias_form=request.POST if error else {}),
+        partial="aliases",
+        status=400 if error else 200,
+    )
+
+
+@login_required
+@require_POST
+def alias_delete_view(request: HttpRequest, alias_id: int) -> HttpResponse:
+    error = ""
+    try:
+        services.concept_alias_delete(actor=Actor.from_request(request), alias_id=alias_id)
+    except NotFound:
+        raise Http404("No such alias.") from None
+    except ApplicationError as exc:
+        error = exc.message
+    return htmx_render(
+        request,
+        PAGE,
+        _context(request, alias_error=error),
+        partial="aliases",
+        status=403 if error else 200,
+    )
