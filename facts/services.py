@@ -1726,7 +1726,7 @@ def _vectors_store(rows: list[tuple[int, str]], vectors: Any, embedder: Any) -> 
 
 
 def facts_embed_waiting(*, limit: int = EMBED_SWEEP) -> int:
-    """Embed up to ``limit`` facts still waiting for a vector, oldest first; how many
+    """Embed up to ``limit`` active facts still waiting for a vector, oldest first; how many
     were embedded. Every write queues a small task of its own; whichever runs first
     takes the facts waiting behind it along in full batches, and the facts of writes
     whose task was never queued (the broker was down) with them. One sweep at a time:
@@ -1737,8 +1737,12 @@ def facts_embed_waiting(*, limit: int = EMBED_SWEEP) -> int:
         config = memory_config_get()
         if not config.embeddings_enabled:
             return 0
+        # Active facts: what recall reads (archived ones wait for the backfill).
         waiting = list(
-            facts_needing_embedding(config).order_by("pk").values_list("pk", flat=True)[:limit]
+            facts_needing_embedding(config)
+            .filter(status=Status.ACTIVE)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:limit]
         )
         return facts_embed(fact_ids=waiting) if waiting else 0
     finally:
