@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from memoryhub.errors import ApplicationError, NotFound
+from memoryhub.rendering import snippet_html
 from teams.services import Actor
 from wiki import selectors, services
 from wiki.forms import PageFilterForm, PageForm
@@ -77,12 +78,6 @@ def highlight_findings(text: str, findings: list[dict[str, Any]]) -> SafeString:
     return mark_safe("".join(out))
 
 
-def snippet_html(snippet: str) -> SafeString:
-    """An FTS snippet with its ``[[``/``]]`` match markers turned into ``<mark>``."""
-    escaped = str(escape(snippet))
-    return mark_safe(escaped.replace("[[", "<mark>").replace("]]", "</mark>"))
-
-
 @login_required
 @vary_on_headers("HX-Request")
 def index(request: HttpRequest) -> HttpResponse:
@@ -97,7 +92,11 @@ def index(request: HttpRequest) -> HttpResponse:
         try:
             if searching:
                 found = selectors.wiki_page_search(
-                    user=request.user, query=query, limit=SEARCH_LIMIT, filters=form.filters()
+                    user=request.user,
+                    query=query,
+                    limit=SEARCH_LIMIT,
+                    filters=form.filters(),
+                    mode=form.cleaned_data["mode"],
                 )
             else:
                 found = selectors.wiki_page_list_visible(user=request.user, filters=form.filters())
