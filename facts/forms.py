@@ -109,7 +109,7 @@ class FactCreateForm(forms.Form):
 
     content = forms.CharField(
         strip=False,
-        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "Alice owns billing"}),
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "What your agents should remember"}),
     )
     category = forms.ChoiceField(choices=Category.choices, initial=Category.FACT)
     importance = forms.FloatField(
