@@ -172,3 +172,17 @@ def test_a_surrogate_sent_as_raw_bytes_gets_an_answer(agent_client, owner, owner
     for raw in ("%ED%A0%80", "%ED%BF%BF%20billing", "%F0%9F"):
         assert client.get(f"{url}?q={raw}").status_code in (200, 400)
         assert client.get(f"{url}?q=billing&mode={raw}").status_code == 400
+
+
+def test_search_queries_do_not_grow_with_the_hits(
+    agent_client, owner, remember, django_assert_max_num_queries
+):
+    alice = agent_client(owner)
+    remember(owner, "Billing exports run at midnight", tags=["billing"])
+    search(alice, "billing")  # the token's first use is recorded once
+    with django_assert_max_num_queries(20) as few:
+        search(alice, "billing")
+    for i in range(12):
+        remember(owner, f"Billing rule {i}: invoices of region {i} go out on day {i}")
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        assert search(alice, "billing")["count"] == 13
