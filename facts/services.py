@@ -840,8 +840,10 @@ def facts_bulk_undo(*, actor: Actor, undo_id: int) -> UndoOutcome:
         undo = (
             FactUndo.objects.select_for_update().filter(pk=undo_id, user_id=actor.user.pk).first()
         )
-        if undo is None or undo.is_expired():
+        if undo is None:
             raise NotFound("Nothing to undo: it was undone already, or its time ran out.")
+        if undo.is_expired():
+            raise Conflict("Too late to undo: its time ran out.")
         if undo.kind == UndoKind.ARCHIVE:
             outcome = _archive_undo(actor=actor, statuses=undo.payload["statuses"])
         else:

@@ -193,11 +193,18 @@ def index(request: HttpRequest) -> HttpResponse:
     context, status = _results_context(request)
     if _partial(request):
         return render(request, "facts/index.html#fact-results", context, status=status)
-    context |= _chart_context(request.user)
-    context["progress"] = _embedding_progress(request.user)
-    context["recall_form"] = RecallForm(auto_id="recall-%s")
-    context["create_form"] = _create_form(request)
-    return render(request, "facts/index.html", context, status=status)
+    return render(request, "facts/index.html", _page_context(request, context), status=status)
+
+
+def _page_context(request: HttpRequest, results: dict[str, Any]) -> dict[str, Any]:
+    """The whole Memory manager around its list."""
+    return {
+        **results,
+        **_chart_context(request.user),
+        "progress": _embedding_progress(request.user),
+        "recall_form": RecallForm(auto_id="recall-%s"),
+        "create_form": _create_form(request),
+    }
 
 
 @login_required
@@ -231,8 +238,9 @@ def fact_create_view(request: HttpRequest) -> HttpResponse:
             return trigger_client_event(response, FACTS_RELOAD)
     if _partial(request):
         return render(request, "facts/index.html#add-fact", {"create_form": form}, status=status)
-    messages.error(request, " ".join(" ".join(e) for e in form.errors.values()))
-    return redirect("memory")
+    context = _page_context(request, _results_context(request)[0])
+    context["create_form"] = form
+    return render(request, "facts/index.html", context, status=status)
 
 
 def _bulk_message(outcome: services.BulkOutcome) -> str:

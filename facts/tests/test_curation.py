@@ -84,6 +84,13 @@ def test_adding_without_javascript_redirects_with_the_message(owner_client):
     )
     fact = Fact.objects.get()
     assert f"Saved as #{fact.pk}." in response.content.decode()
+    refused = owner_client.post(
+        "/memory/add/", {"content": "x", "category": "fact", "importance": "7"}
+    )
+    assert refused.status_code == 400
+    assert "between 0 and 1" in refused.content.decode()
+    assert "x</textarea>" in refused.content.decode()  # what was typed stays
+    assert Fact.objects.count() == 1
 
 
 @pytest.mark.parametrize(
@@ -204,8 +211,8 @@ def test_an_undo_runs_out_and_the_purge_drops_the_deleted_copy(owner, owner_clie
     later = timezone.now() + timedelta(seconds=services.UNDO_SECONDS + 1)
     FactUndo.objects.filter(pk=undo.pk).update(expires_at=timezone.now())
     response = owner_client.post(f"/memory/undo/{undo.pk}/", headers=HTMX)
-    assert response.status_code == 404
-    assert "time ran out" in response.content.decode()
+    assert response.status_code == 409
+    assert "Too late to undo" in response.content.decode()
     assert services.fact_undo_purge(now=later) == 1
     assert not FactUndo.objects.exists()
     assert not Fact.objects.filter(pk=facts["private"][0].pk).exists()
