@@ -1035,6 +1035,9 @@ def facts_forget(*, actor: Actor, fact_ids: Sequence[int]) -> ForgetOutcome:
     FACT_FTS.delete(ids)
     FACT_VECTORS.delete(ids)
     Fact.objects.filter(pk__in=ids).delete()  # with their keys and links
+    # The copies a recent delete keeps for its undo go too: a forget leaves nothing to
+    # bring back.
+    FactUndo.objects.filter(user_id=actor.user.pk, kind=UndoKind.DELETE).delete()
     return ForgetOutcome(
         asked=asked,
         copies=copies,

@@ -461,3 +461,15 @@ def test_undo_restores_a_merged_facts_links_to_its_earlier_wordings(owner, owner
     owner_client.post(f"/memory/undo/{FactUndo.objects.get().pk}/", headers=HTMX)
     back = Fact.objects.get(pk=merged.pk)
     assert set(back.derived_from.values_list("pk", flat=True)) == parents
+
+
+def test_forgetting_drops_the_copies_a_recent_delete_kept(owner, owner_client, facts):
+    bulk(owner_client, [facts["private"][0].pk], "delete")
+    assert FactUndo.objects.count() == 1
+    response = owner_client.post(
+        "/api/forget",
+        {"topic": "private note", "ids": [facts["private"][1].pk]},
+        content_type="application/json",
+    )
+    assert response.status_code == 200, response.content
+    assert not FactUndo.objects.exists()
