@@ -26,6 +26,8 @@ from memoryhub.unicode import LONE_SURROGATE
 # (all-MiniLM-L6-v2: "who owns billing" ~ "Alice owns billing" 0.72, ~ "Payments team
 # handles refunds" 0.32.)
 MIN_SIMILARITY = 0.35
+# Rows taken by meaning at most: past the first hundred, closeness alone is noise.
+MAX_NEAR = 100
 RRF_K = 60
 
 
@@ -101,7 +103,7 @@ def search_box(
     if vectors is not None and vector is not None:
         near = [
             h
-            for h in vectors.knn(vector, k=limit, within=within, compiled=compiled)
+            for h in vectors.knn(vector, k=min(limit, MAX_NEAR), within=within, compiled=compiled)
             if h.similarity >= min_similarity
         ]
     fused = rrf([[h.id for h in exact], [h.id for h in words], [h.id for h in near]], k=RRF_K)
