@@ -2,6 +2,7 @@
 
 import json
 from collections.abc import Iterator
+from datetime import date
 from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -17,6 +18,7 @@ from facts.schemas import (
     FactListOut,
     FactOut,
     FactPatch,
+    FactSearchOut,
     FactWriteOut,
     LayerStatOut,
     RecallIn,
@@ -43,6 +45,10 @@ class ListFilters(Schema):
     project: str | None = None
     status: str | None = None
     team: str | None = None
+    source: str | None = None
+    tag: str | None = None
+    created_from: date | None = Field(None, description="Created on or after this day")
+    created_to: date | None = Field(None, description="Created on or before this day")
     sort: str = "newest"
     limit: int = 50
     offset: int = 0
@@ -106,13 +112,25 @@ def create_memories(request: HttpRequest, payload: FactBatchIn) -> Status:
     )
 
 
-@router.get("/memories/search", response=FactListOut, auth=read_auth)
-def search_memories(request: HttpRequest, q: str, limit: int = 20) -> dict[str, Any]:
-    """Memories whose content or tags hold every word of ``q``, best match first."""
+@router.get("/memories/search", response=FactSearchOut, auth=read_auth)
+def search_memories(
+    request: HttpRequest, q: str, limit: int = 20, mode: str = "hybrid"
+) -> dict[str, Any]:
+    """Memories for a search, best first. `mode=hybrid` (the default) reads a sentence
+    as recall does: "who owns billing" finds what "owns billing" finds, and memories
+    close in meaning come too (keyword only when embeddings are off; the answer's `mode`
+    says which ran). `mode=exact`: memories whose content or tags hold every word."""
     if not 1 <= limit <= 200:
         raise InvalidInput("limit must be between 1 and 200.")
-    facts = selectors.fact_search(user=request.user, query=q, limit=limit)
-    return {"items": [fact_as_dict(f) for f in facts], "count": len(facts), "next": None}
+    found = selectors.fact_search(user=request.user, query=q, limit=limit, mode=mode)
+    # With their provenance, in one go rather than a query per fact.
+    facts = selectors.fact_get_many_visible(user=request.user, fact_ids=[f.pk for f in found.facts])
+    return {
+        "items": [fact_as_dict(f) for f in facts],
+        "count": len(facts),
+        "next": None,
+        "mode": found.mode,
+    }
 
 
 @router.get("/memories/stats", response=StatsOut, auth=read_auth)

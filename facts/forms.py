@@ -7,9 +7,12 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 
-from facts.models import Category, Layer, MemoryConfig, Status
+from facts.models import Category, Layer, MemoryConfig, Source, Status
 from facts.selectors import SORTS
 from facts.services import SECRET_FIELDS
+from memoryhub.cleaning import MAX_TAG_LENGTH
+from memoryhub.search import SearchMode
+from memoryhub.unicode import LONE_SURROGATE
 from teams.models import Visibility
 
 
@@ -17,12 +20,26 @@ def _any(choices: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
     return [("", "any"), *choices]
 
 
+def _refuse_lone_surrogates(form: forms.Form) -> None:
+    """Text no index or database can encode: a message, not a server error."""
+    for name, value in form.cleaned_data.items():
+        if isinstance(value, str) and LONE_SURROGATE.search(value):
+            form.add_error(name, "This is not valid Unicode text (a lone surrogate).")
+
+
 class FactFilterForm(forms.Form):
     q = forms.CharField(
         required=False,
         max_length=1000,
         label="Search",
-        widget=forms.TextInput(attrs={"type": "search", "placeholder": "Search content and tags"}),
+        widget=forms.TextInput(
+            attrs={"type": "search", "placeholder": "A question, or words of the content"}
+        ),
+    )
+    mode = forms.ChoiceField(
+        required=False,
+        label="Match",
+        choices=[(SearchMode.HYBRID, "a sentence"), (SearchMode.EXACT, "every word")],
     )
     category = forms.ChoiceField(required=False, choices=_any(Category.choices))
     layer = forms.TypedChoiceField(
@@ -30,15 +47,40 @@ class FactFilterForm(forms.Form):
     )
     visibility = forms.ChoiceField(required=False, choices=_any(Visibility.choices))
     status = forms.ChoiceField(required=False, choices=_any(Status.choices))
+    source = forms.ChoiceField(required=False, choices=_any(Source.choices))
+    tag = forms.CharField(required=False, max_length=MAX_TAG_LENGTH)
+    created_from = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    created_to = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
     project = forms.CharField(required=False, max_length=200)
     sort = forms.ChoiceField(required=False, choices=[(s, s) for s in SORTS])
 
+    FILTER_NAMES = (
+        "category",
+        "layer",
+        "visibility",
+        "status",
+        "source",
+        "tag",
+        "created_from",
+        "created_to",
+        "project",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        _refuse_lone_surrogates(self)
+        start, end = cleaned.get("created_from"), cleaned.get("created_to")
+        if start and end and start > end:
+            self.add_error("created_to", "The end of the date range comes before its start.")
+        return cleaned
+
     def filters(self) -> dict[str, Any]:
         """The selector filters chosen (empty ones included; the selector skips them)."""
-        return {
-            name: self.cleaned_data.get(name, "")
-            for name in ("category", "layer", "visibility", "status", "project")
-        }
+        return {name: self.cleaned_data.get(name) or "" for name in self.FILTER_NAMES}
 
 
 class FactEditForm(forms.Form):
@@ -59,6 +101,106 @@ class FactEditForm(forms.Form):
             for name, value in self.cleaned_data.items()
             if getattr(current, name) != value
         }
+
+
+class FactCreateForm(forms.Form):
+    """A fact written from the Memory manager through ``fact_create``, as an agent's
+    POST /api/memories is. The service checks content, ranges, team and visibility."""
+
+    content = forms.CharField(
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "What your agents should remember"}),
+    )
+    category = forms.ChoiceField(choices=Category.choices, initial=Category.FACT)
+    importance = forms.FloatField(
+        initial=0.5, widget=forms.NumberInput(attrs={"step": "0.05", "min": "0", "max": "1"})
+    )
+    tags = forms.CharField(
+        required=False,
+        max_length=2000,
+        help_text="Comma-separated",
+        widget=forms.TextInput(attrs={"placeholder": "billing, owners"}),
+    )
+    visibility = forms.ChoiceField(
+        required=False, choices=[("", "your default"), *Visibility.choices]
+    )
+    team = forms.CharField(required=False, widget=forms.Select())
+    project = forms.CharField(required=False, max_length=200)
+
+    def __init__(self, *args: Any, teams: list[tuple[int, str]] = (), **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "add-%s")
+        super().__init__(*args, **kwargs)
+        self.fields["team"].widget.choices = [("", "your active team"), *teams]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        _refuse_lone_surrogates(self)
+        return cleaned
+
+    def fact_data(self) -> dict[str, Any]:
+        """The fields as ``fact_create`` takes them."""
+        data = self.cleaned_data
+        return {
+            "content": data["content"],
+            "category": data["category"],
+            "importance": data["importance"],
+            "tags": data["tags"].split(","),
+            "visibility": data["visibility"] or None,
+            "team": data["team"] or None,
+            "project": data["project"],
+        }
+
+
+class FactIdsField(forms.Field):
+    """Fact ids ticked in a list (one ``ids`` value per box)."""
+
+    widget = forms.MultipleHiddenInput
+    default_error_messages = {"required": "Select at least one fact."}
+
+    def to_python(self, value: Any) -> list[int]:
+        if not value:
+            return []
+        values = value if isinstance(value, list | tuple) else [value]
+        ids = []
+        for item in values:
+            text = str(item)
+            if not (text.isascii() and text.isdigit() and len(text) < 19):
+                raise ValidationError(f"Not a fact id: {text[:20]!r}.")
+            ids.append(int(text))
+        return ids
+
+
+class BulkForm(forms.Form):
+    """A change of the facts ticked in the Memory manager: delete, archive, or set a
+    visibility or category (``facts_bulk_change`` checks who may change what)."""
+
+    ids = FactIdsField()
+    action = forms.ChoiceField(
+        label="With the selected",
+        choices=[
+            ("", "choose a change"),
+            ("delete", "Delete"),
+            ("archive", "Archive"),
+            ("Set visibility", [(f"visibility:{v}", label) for v, label in Visibility.choices]),
+            ("Set category", [(f"category:{v}", label) for v, label in Category.choices]),
+        ],
+    )
+
+    def change(self) -> tuple[str, str]:
+        """(action, value) as ``facts_bulk_change`` takes them."""
+        action, _, value = self.cleaned_data["action"].partition(":")
+        return action, value
+
+
+class FactTagsForm(forms.Form):
+    """The inline edit of a fact's tags: comma-separated."""
+
+    tags = forms.CharField(required=False, max_length=2000, strip=True)
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        _refuse_lone_surrogates(self)
+        return cleaned
 
 
 class RecallForm(forms.Form):

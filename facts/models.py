@@ -356,3 +356,30 @@ class MemoryReview(models.Model):
 
     def __str__(self) -> str:
         return f"proposal {self.pk}: {self.content[:60]}"
+
+
+class UndoKind(models.TextChoices):
+    DELETE = "delete", "Delete"
+    ARCHIVE = "archive", "Archive"
+
+
+class FactUndo(models.Model):
+    """What a delete or archive of many facts took away, kept a few seconds for the
+    person who did it to take back, then purged.
+
+    A delete is a real delete (the facts leave every read, index and vector at once);
+    ``payload`` keeps the deleted rows, serialised, until ``expires_at``. An archive
+    keeps the status each fact had. Only ``user`` may undo, and only before it expires."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=UndoKind.choices)
+    payload = models.JSONField(default=dict)
+    count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"undo {self.kind} of {self.count} facts"
+
+    def is_expired(self, *, now: datetime | None = None) -> bool:
+        return (now or timezone.now()) >= self.expires_at

@@ -110,6 +110,13 @@ class FactListOut(Schema):
     next: str | None = None
 
 
+class FactSearchOut(FactListOut):
+    mode: Literal["hybrid", "keyword", "exact"] = Field(
+        description="hybrid: words and meaning; keyword: words alone (embeddings are "
+        "off); exact: every word"
+    )
+
+
 class BatchResultOut(Schema):
     id: int
     created: bool

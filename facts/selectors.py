@@ -1,8 +1,10 @@
 """Reads of the fact store. Every one starts from ``Fact.objects.visible_to(user)``."""
 
+import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import date, datetime
 from itertools import batched
 from typing import Any
 
@@ -10,11 +12,18 @@ from django.conf import settings
 from django.db.models import Count, Prefetch, QuerySet
 
 from facts.dedupe import KEYS_VERSION
-from facts.models import Category, Fact, Layer, MemoryConfig, MemoryReview, Status
+from facts.models import Category, Fact, Layer, MemoryConfig, MemoryReview, Source, Status
 from facts.search import FACT_FTS, FACT_VECTORS
+from memoryhub.cleaning import MAX_TAG_LENGTH
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import id_of
-from memoryhub.search import match_all
+from memoryhub.search import (
+    SearchMode,
+    match_all,
+    search_box,
+    search_mode_clean,
+    search_query_clean,
+)
 from memoryhub.search.text import query_terms
 from teams.services import TEAM_NAME_MAX
 
@@ -27,7 +36,19 @@ SORTS = {
     "accessed": ("-access_count", "-created_at", "-id"),
     "updated": ("-updated_at", "-id"),
 }
-FILTERS = ("category", "layer", "visibility", "project", "status", "team")
+FILTERS = (
+    "category",
+    "layer",
+    "visibility",
+    "project",
+    "status",
+    "team",
+    "source",
+    "tag",
+    "created_from",
+    "created_to",
+)
+SEARCH_MAX_CHARS = 1000
 
 
 def memory_config_get() -> MemoryConfig:
@@ -58,7 +79,8 @@ def chat_model_status(*, config: MemoryConfig) -> dict[str, Any]:
 def fact_list_visible(
     *, user: Any, filters: dict[str, Any] | None = None, sort: str = "newest"
 ) -> QuerySet[Fact]:
-    """Facts the user may read, filtered and sorted."""
+    """Facts the user may read, filtered and sorted. ``created_from`` and ``created_to``
+    are dates (both days included, in the instance's time zone); ``tag`` one whole tag."""
     if sort not in SORTS:
         raise InvalidInput(f"Unknown sort '{sort}': use one of {', '.join(SORTS)}.")
     facts = Fact.objects.visible_to(user).select_related("owner", "team")
@@ -71,6 +93,8 @@ def fact_list_visible(
             raise InvalidInput(f"Unknown category '{value}'.")
         if name == "status" and value not in Status.values:
             raise InvalidInput(f"Unknown status '{value}'.")
+        if name == "source" and value not in Source.values:
+            raise InvalidInput(f"Unknown source '{value}'.")
         if name == "layer" and int(value) not in Layer.values:
             raise InvalidInput(f"Unknown layer '{value}'.")
         if name == "team":
@@ -82,8 +106,54 @@ def fact_list_visible(
             else:
                 facts = facts.filter(team__name__iexact=value)
             continue
+        if name == "tag":
+            facts = _with_tag(facts, value)
+            continue
+        if name in ("created_from", "created_to"):
+            facts = facts.filter(**{_DATE_LOOKUPS[name]: _day(value, name)})
+            continue
         facts = facts.filter(**{name: value})
     return facts.order_by(*SORTS[sort])
+
+
+_DATE_LOOKUPS = {"created_from": "created_at__date__gte", "created_to": "created_at__date__lte"}
+
+
+def _day(value: Any, name: str) -> date:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value))
+    except ValueError:
+        shown = str(value)[:40]
+        raise InvalidInput(f"{name} must be a date such as 2025-01-31, not {shown!r}.") from None
+
+
+def _with_tag(facts: QuerySet[Fact], tag: Any) -> QuerySet[Fact]:
+    """Facts carrying ``tag``: tags are stored as a JSON list, so a quoted match finds
+    one whole tag. A tag longer than any stored one matches nothing."""
+    if not isinstance(tag, str):
+        raise InvalidInput("A tag filter must be text.")
+    tag = " ".join(tag.split()).lower()
+    if len(tag) > MAX_TAG_LENGTH:
+        return facts.none()
+    return facts.filter(tags__icontains=json.dumps(tag))
+
+
+def fact_ids_editable(*, user: Any, facts: Iterable[Fact]) -> set[int]:
+    """Ids of the facts ``user`` may change, by ``Fact.is_editable_by``, without a query
+    per row: for someone else's row the answer depends only on its visibility and team."""
+    answers: dict[tuple[bool, str, int | None], bool] = {}
+    editable = set()
+    for fact in facts:
+        key = (fact.owner_id == user.pk, fact.visibility, fact.team_id)
+        if key not in answers:
+            answers[key] = fact.is_editable_by(user)
+        if answers[key]:
+            editable.add(fact.pk)
+    return editable
 
 
 def fact_get_visible(*, user: Any, fact_id: int) -> Fact:
@@ -113,19 +183,56 @@ def fact_lineage_visible(*, user: Any, fact: Fact) -> tuple[list[Fact], list[Fac
     return sources, derivatives
 
 
+@dataclass(frozen=True)
+class FactHit:
+    fact: Fact
+    snippet: str  # the content around the matched words, marked [[ ]]; "" for a hit by meaning
+    score: float  # higher is better
+
+
+@dataclass(frozen=True)
+class FactSearch:
+    hits: list[FactHit]
+    mode: str  # exact, hybrid, or keyword (hybrid asked with embeddings off)
+
+    @property
+    def facts(self) -> list[Fact]:
+        return [hit.fact for hit in self.hits]
+
+
 def fact_search(
-    *, user: Any, query: str, limit: int = 50, filters: dict[str, Any] | None = None
-) -> list[Fact]:
-    """Facts whose content or tags contain every word of ``query`` (the last word as a
-    prefix), best bm25 first. Any text is accepted: operators are searched as words."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput("The search query must not be empty.")
-    if len(query) > 1000:
-        raise InvalidInput("The search query is at most 1000 characters.")
+    *,
+    user: Any,
+    query: str,
+    limit: int = 50,
+    filters: dict[str, Any] | None = None,
+    mode: str | None = None,
+) -> FactSearch:
+    """Visible facts for a search box, best first. Hybrid (the default) reads a sentence
+    as recall does: facts holding every word, any word but stopwords, or close in
+    meaning; exact: facts whose content or tags hold every word (the last as a prefix).
+    Any text is accepted: operators are searched as words."""
+    chosen = search_mode_clean(mode)
+    query = search_query_clean(query, max_chars=SEARCH_MAX_CHARS)
     scope = fact_list_visible(user=user, filters=filters)
-    hits = FACT_FTS.search(match_all(query), limit=limit, within=scope)
-    found = scope.in_bulk([h.id for h in hits])
-    return [found[h.id] for h in hits if h.id in found]
+    vector = _query_vector(query) if chosen == SearchMode.HYBRID else None
+    result = search_box(
+        fts=FACT_FTS,
+        query=query,
+        within=scope,
+        limit=limit,
+        mode=chosen,
+        vectors=FACT_VECTORS,
+        vector=vector,
+        snippet_column=0,
+    )
+    found = scope.in_bulk([h.id for h in result.hits])
+    hits = [
+        FactHit(fact=found[h.id], snippet=h.snippet, score=h.score)
+        for h in result.hits
+        if h.id in found
+    ]
+    return FactSearch(hits=hits, mode=result.mode)
 
 
 def fact_stats(*, user: Any) -> dict[str, Any]:
@@ -314,7 +421,7 @@ def fact_forget_preview(
     )
     for hit in hits:
         why[hit.id] = [f"holds the words {', '.join(terms)}"]
-    vector = _topic_vector(topic)
+    vector = _query_vector(topic)
     if vector is not None:
         for hit in FACT_VECTORS.knn(vector, k=FORGET_VECTOR_CANDIDATES, within=scope):
             if hit.similarity >= similarity:
@@ -325,16 +432,16 @@ def fact_forget_preview(
     return matches
 
 
-def _topic_vector(topic: str) -> Any:
-    """The topic's embedding, or None when embeddings are off or the embedder fails
-    (the preview then matches by words alone)."""
+def _query_vector(text: str) -> Any:
+    """The embedding of a search or a topic, or None when embeddings are off or the
+    embedder fails (the search then matches by words alone)."""
     config = memory_config_get()
     if not config.embeddings_enabled:
         return None
     from facts.services import current_embedder
 
     try:
-        return current_embedder(config).embed([topic])[0]
+        return current_embedder(config).embed([text])[0]
     except Exception:  # the embedder is an edge we do not own: words still match
-        logger.warning("Embedding a topic to forget failed; matching by words only")
+        logger.warning("Embedding a search failed; matching by words only")
         return None

@@ -30,6 +30,12 @@ def facts_backfill_embeddings() -> int:
     return services.facts_backfill()
 
 
+@shared_task(name="facts.undo_purge", acks_late=True)
+def fact_undo_purge() -> int:
+    """Drop the undo records whose time ran out, with the deleted facts they held."""
+    return services.fact_undo_purge()
+
+
 @shared_task(name="facts.distill", acks_late=True)
 def facts_distill(job_id: int) -> dict | None:
     """Distill now, for a job: the owner's scopes that are due (a job done does not run

@@ -1,8 +1,8 @@
 """Dashboard pages of the fact store: the Memory manager (browse, search, inline edit,
 delete, charts, Test recall, embedding progress) and Settings -> Memory."""
 
-from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -14,13 +14,23 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import trigger_client_event
 
 from facts import selectors, services
-from facts.forms import FactEditForm, FactFilterForm, MemoryConfigForm, RecallForm
+from facts.forms import (
+    BulkForm,
+    FactCreateForm,
+    FactEditForm,
+    FactFilterForm,
+    FactTagsForm,
+    MemoryConfigForm,
+    RecallForm,
+)
 from facts.models import Category, Fact
 from facts.recall import fact_recall
 from facts.tasks import facts_backfill_embeddings
 from memoryhub.errors import ApplicationError, NotFound
 from memoryhub.htmx import htmx_partial, htmx_render
+from memoryhub.rendering import snippet_html
 from memoryhub.tasks import enqueue
+from teams.selectors import memberships_of
 from teams.services import Actor
 
 PAGE_SIZE = 50
@@ -30,6 +40,8 @@ SEARCH_LIMIT = 500
 FACTS_CHANGED = "facts-changed"
 # Sent after a delete so the list redraws itself: its count, its empty state, its pages.
 FACTS_REMOVED = "facts-removed"
+# Sent after a fact is added or many are changed: the list reloads too.
+FACTS_RELOAD = "facts-reload"
 CHART_BAR_MAX = 240.0
 
 
@@ -51,32 +63,20 @@ def _edit_form(fact: Fact, data: Any = None) -> FactEditForm:
     return FactEditForm(data, initial=initial, auto_id=f"fact-{fact.pk}-%s")
 
 
-def _editable_ids(user: Any, facts: Iterable[Fact]) -> set[int]:
-    """Ids of the facts ``user`` may edit, without a query per row: for someone else's
-    row the answer of ``is_editable_by`` depends only on its visibility and team."""
-    answers: dict[tuple[bool, str, int | None], bool] = {}
-    editable = set()
-    for fact in facts:
-        key = (fact.owner_id == user.pk, fact.visibility, fact.team_id)
-        if key not in answers:
-            answers[key] = fact.is_editable_by(user)
-        if answers[key]:
-            editable.add(fact.pk)
-    return editable
-
-
-def _bars(rows: list[tuple[str, int]]) -> list[dict[str, Any]]:
-    """Horizontal bar geometry for the inline SVG chart."""
-    top = max((count for _, count in rows), default=0) or 1
+def _bars(rows: list[tuple[str, int, str]]) -> list[dict[str, Any]]:
+    """Horizontal bar geometry for the inline SVG chart; each bar links to the list
+    filtered by what it counts (``query``)."""
+    top = max((count for _, count, _ in rows), default=0) or 1
     return [
         {
             "label": label,
             "count": count,
+            "query": query,
             "y": index * 24,
             "width": round(count / top * CHART_BAR_MAX, 1),
             "count_x": round(count / top * CHART_BAR_MAX + 134, 1),
         }
-        for index, (label, count) in enumerate(rows)
+        for index, (label, count, query) in enumerate(rows)
     ]
 
 
@@ -84,9 +84,14 @@ def _chart_context(user: Any) -> dict[str, Any]:
     stats = selectors.fact_stats(user=user)
     layers = selectors.fact_layer_stats(user=user)
     by_category = _bars(
-        [(label, stats["by_category"].get(value, 0)) for value, label in Category.choices]
+        [
+            (label, stats["by_category"].get(value, 0), urlencode({"category": value}))
+            for value, label in Category.choices
+        ]
     )
-    by_layer = _bars([(row["name"], row["total"]) for row in layers])
+    by_layer = _bars(
+        [(row["name"], row["total"], urlencode({"layer": row["layer"]})) for row in layers]
+    )
     return {
         "stats": stats,
         "chart_by_category": by_category,
@@ -119,9 +124,8 @@ def _embedding_progress(user: Any) -> dict[str, Any]:
     }
 
 
-@login_required
-def fact_list_view(request: HttpRequest) -> HttpResponse:
-    """The Memory manager: the visible facts, searched, filtered, sorted and paged."""
+def _results_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
+    """The list part of the Memory manager for the filters in the query string."""
     form = FactFilterForm(request.GET)
     valid = form.is_valid()
     query = form.cleaned_data["q"].strip() if valid else ""
@@ -129,15 +133,22 @@ def fact_list_view(request: HttpRequest) -> HttpResponse:
     facts: Any = []
     error = ""
     status = 200
+    mode = ""
     if not valid:
         error = " ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
         status = 400
     else:
         try:
             if query:
-                facts = selectors.fact_search(
-                    user=request.user, query=query, limit=SEARCH_LIMIT, filters=form.filters()
+                found = selectors.fact_search(
+                    user=request.user,
+                    query=query,
+                    limit=SEARCH_LIMIT,
+                    filters=form.filters(),
+                    mode=form.cleaned_data["mode"],
                 )
+                mode = found.mode
+                facts = found.hits
             else:
                 facts = selectors.fact_list_visible(
                     user=request.user, filters=form.filters(), sort=sort
@@ -145,29 +156,223 @@ def fact_list_view(request: HttpRequest) -> HttpResponse:
         except ApplicationError as exc:
             error, status = exc.message, exc.status_code
     page = Paginator(facts, PAGE_SIZE).get_page(request.GET.get("page"))
+    if query:
+        rows = []
+        for hit in page:
+            hit.fact.snippet = snippet_html(hit.snippet) if hit.snippet else ""
+            rows.append(hit.fact)
+    else:
+        rows = list(page)
     context: dict[str, Any] = {
         "form": form,
         "page": page,
+        "rows": rows,
         "error": error,
         "searching": bool(query),
+        "search_mode": mode,
         "search_limit": SEARCH_LIMIT,
         "sort": sort,
-        "editable_ids": _editable_ids(request.user, page),
+        "editable_ids": selectors.fact_ids_editable(user=request.user, facts=rows),
+        "bulk_form": BulkForm(auto_id="bulk-%s"),
     }
+    return context, status
+
+
+def _create_form(request: HttpRequest, data: Any = None) -> FactCreateForm:
+    teams = [(m.team_id, m.team.name) for m in memberships_of(user=request.user)]
+    return FactCreateForm(data, teams=teams)
+
+
+@login_required
+def fact_list_view(request: HttpRequest) -> HttpResponse:
+    """The Memory manager: the visible facts, searched, filtered, sorted and paged."""
+    context, status = _results_context(request)
     if htmx_partial(request):
         return htmx_render(
             request, "facts/index.html", context, partial="fact-results", status=status
         )
-    context |= _chart_context(request.user)
-    context["progress"] = _embedding_progress(request.user)
-    context["recall_form"] = RecallForm(auto_id="recall-%s")
-    return htmx_render(request, "facts/index.html", context, status=status)
+    return htmx_render(request, "facts/index.html", _page_context(request, context), status=status)
+
+
+def _page_context(request: HttpRequest, results: dict[str, Any]) -> dict[str, Any]:
+    """The whole Memory manager around its list."""
+    return {
+        **results,
+        **_chart_context(request.user),
+        "progress": _embedding_progress(request.user),
+        "recall_form": RecallForm(auto_id="recall-%s"),
+        "create_form": _create_form(request),
+    }
+
+
+@login_required
+@require_POST
+def fact_create_view(request: HttpRequest) -> HttpResponse:
+    """Add a fact through ``fact_create``, as POST /api/memories does: saved as a new
+    fact, or merged into the near-duplicate it repeats (the message says which)."""
+    form = _create_form(request, request.POST)
+    status = 400
+    saved = ""
+    if form.is_valid():
+        try:
+            result = services.fact_create(actor=Actor.from_request(request), data=form.fact_data())
+        except ApplicationError as exc:
+            form.add_error(None, exc.message)
+            status = exc.status_code
+        else:
+            saved = (
+                f"Saved as #{result.fact.pk}."
+                if result.created
+                else f"Merged into #{result.fact.pk}, which now says what you wrote."
+            )
+            if not htmx_partial(request):
+                messages.success(request, saved)
+                return redirect("memory")
+            response = render(
+                request,
+                "facts/index.html#add-fact",
+                {"create_form": _create_form(request), "saved": saved, "saved_fact": result.fact},
+            )
+            return trigger_client_event(response, FACTS_RELOAD)
+    if htmx_partial(request):
+        return htmx_render(
+            request, "facts/index.html#add-fact", {"create_form": form}, status=status
+        )
+    context = _page_context(request, _results_context(request)[0])
+    context["create_form"] = form
+    return render(request, "facts/index.html", context, status=status)
+
+
+def _bulk_message(outcome: services.BulkOutcome) -> str:
+    done = {
+        "delete": "Deleted",
+        "archive": "Archived",
+        "visibility": "Changed the visibility of",
+        "category": "Changed the category of",
+    }[outcome.action]
+    changed = len(outcome.changed)
+    parts = [f"{done} {changed} fact{'' if changed == 1 else 's'}."]
+    if outcome.unchanged:
+        parts.append(f"{len(outcome.unchanged)} already so.")
+    if outcome.refused:
+        reason = "; ".join(outcome.reasons)
+        parts.append(f"{len(outcome.refused)} refused: {reason}.")
+    return " ".join(parts)
+
+
+@login_required
+@require_POST
+def fact_bulk_view(request: HttpRequest) -> HttpResponse:
+    """Delete, archive or re-label the ticked facts; the answer says how many changed
+    and how many were refused, with an Undo for a delete or archive."""
+    form = BulkForm(request.POST)
+    context: dict[str, Any] = {}
+    status = 200
+    if not form.is_valid():
+        context["notice_error"] = " ".join(" ".join(e) for e in form.errors.values())
+        status = 400
+    else:
+        action, value = form.change()
+        try:
+            outcome = services.facts_bulk_change(
+                actor=Actor.from_request(request),
+                fact_ids=form.cleaned_data["ids"],
+                action=action,
+                value=value,
+            )
+        except ApplicationError as exc:
+            context["notice_error"] = exc.message
+            status = exc.status_code
+        else:
+            context["notice"] = _bulk_message(outcome)
+            context["undo"] = outcome.undo
+            if not outcome.changed and outcome.refused:
+                status = 403
+    if not htmx_partial(request):
+        if "notice" in context:
+            messages.success(request, context["notice"])
+        else:
+            messages.error(request, context["notice_error"])
+        return redirect("memory")
+    context["undo_seconds"] = services.UNDO_SECONDS
+    response = htmx_render(request, "facts/index.html#memory-notice", context, status=status)
+    return trigger_client_event(response, FACTS_RELOAD) if status == 200 else response
+
+
+@login_required
+@require_POST
+def fact_undo_view(request: HttpRequest, undo_id: int) -> HttpResponse:
+    """Take back a delete or archive of many facts, within its few seconds."""
+    context: dict[str, Any] = {}
+    status = 200
+    try:
+        outcome = services.facts_bulk_undo(actor=Actor.from_request(request), undo_id=undo_id)
+    except ApplicationError as exc:
+        context["notice_error"] = exc.message
+        status = exc.status_code
+    else:
+        restored = len(outcome.restored)
+        note = f"Restored {restored} fact{'' if restored == 1 else 's'}."
+        if outcome.skipped:
+            note += f" {len(outcome.skipped)} left as they are (changed or no longer yours)."
+        context["notice"] = note
+    if not htmx_partial(request):
+        if "notice" in context:
+            messages.success(request, context["notice"])
+        else:
+            messages.error(request, context["notice_error"])
+        return redirect("memory")
+    response = htmx_render(request, "facts/index.html#memory-notice", context, status=status)
+    return trigger_client_event(response, FACTS_RELOAD) if status == 200 else response
+
+
+@login_required
+def fact_tags_view(request: HttpRequest, fact_id: int) -> HttpResponse:
+    """A fact's tags in its row: GET ``?edit=1`` the inline editor, GET the badges
+    (Cancel), POST save them through ``fact_update``."""
+    fact = _fact_or_404(request, fact_id)
+    editable = fact.is_editable_by(request.user)
+    context: dict[str, Any] = {"fact": fact, "editable_ids": {fact.pk} if editable else set()}
+    if request.method == "POST":
+        if not editable:
+            raise PermissionDenied("Only the owner (or an admin of its team) can edit this fact.")
+        form = FactTagsForm(request.POST, auto_id=f"fact-{fact.pk}-%s")
+        status = 400
+        if form.is_valid():
+            try:
+                fact = services.fact_update(
+                    actor=Actor.from_request(request),
+                    fact=fact,
+                    changes={"tags": form.cleaned_data["tags"].split(",")},
+                )
+            except ApplicationError as exc:
+                form.add_error(None, exc.message)
+                status = exc.status_code
+            else:
+                if not htmx_partial(request):
+                    messages.success(request, "Tags saved.")
+                    return redirect("memory")
+                context["fact"] = fact
+                response = htmx_render(request, "facts/index.html#fact-tags", context)
+                return trigger_client_event(response, FACTS_CHANGED)
+        if not htmx_partial(request):
+            messages.error(request, " ".join(" ".join(e) for e in form.errors.values()))
+            return redirect("memory")
+        context["tags_form"] = form
+        return htmx_render(request, "facts/index.html#fact-tags-edit", context, status=status)
+    if not htmx_partial(request):
+        return redirect("memory-fact", fact.pk)
+    if request.GET.get("edit") and editable:
+        initial = {"tags": ", ".join(fact.tags)}
+        context["tags_form"] = FactTagsForm(initial=initial, auto_id=f"fact-{fact.pk}-%s")
+        return htmx_render(request, "facts/index.html#fact-tags-edit", context)
+    return htmx_render(request, "facts/index.html#fact-tags", context)
 
 
 @login_required
 def chart_view(request: HttpRequest) -> HttpResponse:
     """The counts chart alone, redrawn after edits."""
-    return render(request, "facts/index.html#memory-chart", _chart_context(request.user))
+    return htmx_render(request, "facts/index.html#memory-chart", _chart_context(request.user))
 
 
 @login_required

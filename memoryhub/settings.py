@@ -324,6 +324,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "schedule": env_float("MEMORYHUB_WIKI_RESCAN_EVERY_SECONDS", 600.0, minimum=1.0),
     },
 }
+CELERY_BEAT_SCHEDULE["facts-undo-purge"] = {
+    # A delete of many facts can be undone for a few seconds; then its copy goes.
+    "task": "facts.undo_purge",
+    "schedule": 10.0,
+}
 CELERY_BEAT_SCHEDULE["facts-distill-due"] = {
     # Distils every scope when Settings -> Memory has it on and its interval has passed.
     "task": "facts.distill_due",

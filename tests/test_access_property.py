@@ -454,7 +454,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     def get(client, url, **params) -> str:
         response = client.get(url, params)
         assert response.status_code < 500, (url, response.status_code)
-        echoed = params.get("q") or params.get("topic") or params.get("entity")
+        echoed = params.get("q") or params.get("topic") or params.get("entity") or params.get("tag")
         return without_echo(response.content.decode(), echoed)
 
     actor = Actor(user=user)
@@ -501,6 +501,9 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     for fact_id in fact_ids:
         yield f"GET /api/memories/{fact_id}", get(api, f"/api/memories/{fact_id}")
         yield f"GET /memory/{fact_id}/", get(session, f"/memory/{fact_id}/")
+        tags = session.get(f"/memory/{fact_id}/tags/", {"edit": "1"}, headers={"HX-Request": "1"})
+        assert tags.status_code < 500
+        yield f"GET /memory/{fact_id}/tags/", tags.content.decode()
     for page_id in page_ids:
         yield f"GET /wiki/{page_id}/", get(session, f"/wiki/{page_id}/")
         yield f"GET /wiki/{page_id}/history/", get(session, f"/wiki/{page_id}/history/")
@@ -515,11 +518,22 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         assert preview.status_code == 200, preview.content
         yield f"POST /api/forget {marker}", without_echo(preview.content.decode(), marker)
         yield f"GET /memory/forget/?topic={marker}", get(session, "/memory/forget/", topic=marker)
-        yield f"GET /api/memories/search?q={marker}", get(api, "/api/memories/search", q=marker)
-        yield f"GET /api/wiki/search?q={marker}", get(api, "/api/wiki/search", q=marker)
+        for mode in ("hybrid", "exact"):
+            yield (
+                f"GET /api/memories/search?q={marker}&mode={mode}",
+                get(api, "/api/memories/search", q=marker, mode=mode),
+            )
+            yield (
+                f"GET /api/wiki/search?q={marker}&mode={mode}",
+                get(api, "/api/wiki/search", q=marker, mode=mode),
+            )
+            yield (
+                f"GET /memory/?q={marker}&mode={mode}",
+                get(session, "/memory/", q=marker, mode=mode),
+            )
+            yield f"GET /wiki/?q={marker}&mode={mode}", get(session, "/wiki/", q=marker, mode=mode)
+        yield f"GET /memory/?tag={marker}", get(session, "/memory/", tag=marker.lower())
         yield f"GET /api/codegraph/query?q={marker}", get(api, "/api/codegraph/query", q=marker)
-        yield f"GET /memory/?q={marker}", get(session, "/memory/", q=marker)
-        yield f"GET /wiki/?q={marker}", get(session, "/wiki/", q=marker)
         yield f"GET /codegraph/search/?q={marker}", get(session, "/codegraph/search/", q=marker)
         for name, run in (("codegraph_query", codegraph_query), ("wiki_search", wiki_search)):
             answer = run(actor=actor, query=marker)
@@ -545,7 +559,8 @@ def without_echo(text: str, query: str | None) -> str:
     if not query:
         return text
     echoes = (
-        f'value="{query}"', f"q={query}", f"topic={query}", f"'{query}'", f"“{query}”",
+        f'value="{query}"', f"q={query}", f"topic={query}", f"tag={query}", f"'{query}'",
+        f"“{query}”",
         f'"query": "{query}"', f'"topic": "{query}"',
     )  # fmt: skip
     for echo in echoes:

@@ -16,7 +16,7 @@ ODD = [
 QUERY = [
     "q", "page", "team", "layer", "category", "visibility", "status", "sort", "project",
     "kind", "mode", "limit", "symbol", "module", "new", "old", "offset", "tag", "flagged",
-    "topic",
+    "topic", "source", "created_from", "created_to",
 ]  # fmt: skip
 FORM = [
     "content", "category", "importance", "confidence", "sentiment", "visibility", "team",
@@ -42,7 +42,8 @@ def pages(staff, settings, tmp_path) -> dict[str, list[str]]:
             "/", "/memory/", "/memory/forget/", "/memory/reviews/", "/memory/chart/",
             "/memory/embeddings/",
             "/memory/settings/",
-            f"/memory/{fact.pk}/", f"/memory/{fact.pk}/edit/", "/wiki/", "/wiki/new/",
+            f"/memory/{fact.pk}/", f"/memory/{fact.pk}/edit/", f"/memory/{fact.pk}/tags/",
+            "/wiki/", "/wiki/new/",
             "/wiki/review/", f"/wiki/{page.pk}/", f"/wiki/{page.pk}/history/",
             f"/wiki/{page.pk}/diff/", "/codegraph/", "/codegraph/search/",
             "/codegraph/callers/", "/codegraph/imports/", "/teams/", "/agents/", "/audit/",
@@ -50,7 +51,8 @@ def pages(staff, settings, tmp_path) -> dict[str, list[str]]:
         ],
         "post": [
             "/memory/recall/", "/memory/forget/", "/memory/reviews/", "/memory/settings/",
-            f"/memory/{fact.pk}/edit/",
+            f"/memory/{fact.pk}/edit/", "/memory/add/", "/memory/bulk/", "/memory/undo/1/",
+            f"/memory/{fact.pk}/tags/",
             "/wiki/new/",
             "/wiki/preview/", f"/wiki/{page.pk}/edit/", "/codegraph/add/", "/teams/new/",
             "/agents/", "/settings/",

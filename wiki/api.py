@@ -64,15 +64,19 @@ def search_pages(
     kind: str | None = None,
     tag: str | None = None,
     limit: int = 20,
+    mode: str = "hybrid",
 ) -> dict[str, Any]:
-    """Pages matching ``q`` in title, content or tags, best bm25 first, with snippets
-    whose matches are marked ``[[``/``]]``. Any text is a valid query."""
+    """Pages for a search in title, content or tags, best first (higher `score`), with
+    snippets whose matches are marked ``[[``/``]]``. `mode=hybrid` (the default) reads a
+    sentence: "who owns billing" finds what "owns billing" finds; `mode=exact`: pages
+    holding every word. Any text is a valid query."""
     actor = Actor.from_request(request)
     hits = selectors.wiki_page_search(
         user=request.user,
         query=q,
         limit=limit,
         filters={"project": project, "kind": kind, "tag": tag},
+        mode=mode,
     )
     items = []
     for hit in hits:

@@ -5,6 +5,7 @@ from typing import Any
 
 from django import forms
 
+from memoryhub.search import SearchMode
 from teams.models import Visibility
 from wiki.models import Kind
 
@@ -21,6 +22,11 @@ class PageFilterForm(forms.Form):
         widget=forms.TextInput(
             attrs={"type": "search", "placeholder": "Search titles, text and tags"}
         ),
+    )
+    mode = forms.ChoiceField(
+        required=False,
+        label="Match",
+        choices=[(SearchMode.HYBRID, "a sentence"), (SearchMode.EXACT, "every word")],
     )
     tag = forms.CharField(required=False, max_length=64)
     kind = forms.CharField(

@@ -352,9 +352,3 @@ def highlight_findings(text: str, findings: list[dict[str, Any]]) -> SafeString:
         position = end
     out.append(_visible_text(text[position:]))
     return mark_safe("".join(out))
-
-
-def snippet_html(snippet: str) -> SafeString:
-    """An FTS snippet with its ``[[``/``]]`` match markers turned into ``<mark>``."""
-    escaped = str(escape(snippet))
-    return mark_safe(escaped.replace("[[", "<mark>").replace("]]", "</mark>"))

@@ -15,7 +15,7 @@ from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from memoryhub.cleaning import MAX_TAG_LENGTH
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import shortened
-from memoryhub.search import match_all, match_any
+from memoryhub.search import search_box, search_mode_clean, search_query_clean
 from teams.models import Membership, Role, Visibility
 from teams.services import Actor
 from wiki.models import MAX_TITLE_CHARS, Page, PageRevision
@@ -101,33 +101,41 @@ def wiki_page_find(*, user: Any, title_or_slug: str, project: str | None = None)
 class SearchHit:
     page: Page
     snippet: str
-    score: float
+    score: float  # higher is better
 
 
 def wiki_page_search(
-    *, user: Any, query: str, limit: int = 20, filters: dict[str, Any] | None = None
+    *,
+    user: Any,
+    query: str,
+    limit: int = 20,
+    filters: dict[str, Any] | None = None,
+    mode: str | None = None,
 ) -> list[SearchHit]:
-    """Visible pages matching ``query`` in title, content or tags, best bm25 first, each
-    with a snippet whose matches are marked ``[[``/``]]``. Pages holding every word come
-    first; if none does, pages holding any word. Any text is accepted: FTS operators
-    and quotes are searched as plain words."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput("The search query must not be empty.")
-    if len(query) > MAX_QUERY_CHARS:
-        raise InvalidInput(f"The search query is at most {MAX_QUERY_CHARS} characters.")
+    """Visible pages for a search, best first, each with a snippet whose matches are
+    marked ``[[``/``]]``. Hybrid (the default) reads a sentence as recall does: pages
+    holding every word first, then pages holding any word but stopwords (pages have no
+    vectors, so it is the keyword half of the fact store's hybrid search); exact: pages
+    holding every word (the last as a prefix). Any text is accepted: FTS operators and
+    quotes are searched as plain words."""
+    chosen = search_mode_clean(mode)
+    query = search_query_clean(query, max_chars=MAX_QUERY_CHARS)
     if not 1 <= limit <= 200:
         raise InvalidInput("limit must be between 1 and 200.")
     scope = wiki_page_list_visible(user=user, filters=filters).order_by()
-    hits = PAGE_FTS.search(
-        match_all(query), limit=limit, within=scope, snippet_column=SNIPPET_BEST_COLUMN
+    result = search_box(
+        fts=PAGE_FTS,
+        query=query,
+        within=scope,
+        limit=limit,
+        mode=chosen,
+        snippet_column=SNIPPET_BEST_COLUMN,
     )
-    if not hits:
-        hits = PAGE_FTS.search(
-            match_any(query), limit=limit, within=scope, snippet_column=SNIPPET_BEST_COLUMN
-        )
-    found = scope.select_related("owner", "team", "approved_by").in_bulk([h.id for h in hits])
+    found = scope.in_bulk([h.id for h in result.hits])
     return [
-        SearchHit(page=found[h.id], snippet=h.snippet, score=h.score) for h in hits if h.id in found
+        SearchHit(page=found[h.id], snippet=h.snippet, score=h.score)
+        for h in result.hits
+        if h.id in found
     ]
 
 

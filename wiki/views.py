@@ -12,11 +12,12 @@ from django.views.decorators.http import require_POST
 
 from memoryhub.errors import ApplicationError, NotFound
 from memoryhub.htmx import htmx_render
+from memoryhub.rendering import snippet_html
 from teams.services import Actor
 from wiki import selectors, services
 from wiki.forms import PageFilterForm, PageForm
 from wiki.models import MAX_CONTENT_CHARS, Kind, Page
-from wiki.rendering import dangerous_urls, highlight_findings, render_markdown, snippet_html
+from wiki.rendering import dangerous_urls, highlight_findings, render_markdown
 
 PAGE_SIZE = 50
 SEARCH_LIMIT = 200
@@ -42,7 +43,11 @@ def page_list_view(request: HttpRequest) -> HttpResponse:
         try:
             if searching:
                 found = selectors.wiki_page_search(
-                    user=request.user, query=query, limit=SEARCH_LIMIT, filters=form.filters()
+                    user=request.user,
+                    query=query,
+                    limit=SEARCH_LIMIT,
+                    filters=form.filters(),
+                    mode=form.cleaned_data["mode"],
                 )
             else:
                 found = selectors.wiki_page_list_visible(user=request.user, filters=form.filters())

@@ -167,6 +167,8 @@ def test_outsider_is_refused_everywhere(charlie, world):
         assert response.status_code == 404
         assert charlie.delete(f"/api/memories/{fact.pk}").status_code == 404
     found = charlie.get("/api/memories/search", {"q": "roadmap salary holiday"}).json()
+    assert [i["id"] for i in found["items"]] == [world["global"].pk]
+    found = charlie.get("/api/memories/search", {"q": "roadmap salary", "mode": "exact"}).json()
     assert found["count"] == 0
     found = charlie.get("/api/memories/search", {"q": "holiday"}).json()
     assert [i["content"] for i in found["items"]] == ["Global: the company holiday is on Friday"]

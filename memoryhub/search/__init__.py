@@ -6,12 +6,23 @@ embed, a ``VectorIndex``) and keep them in step from their write services.
 
 from memoryhub.search.fts import FtsHit, FtsIndex, Within, compile_within
 from memoryhub.search.fusion import rrf
+from memoryhub.search.hybrid import (
+    SearchHit,
+    SearchMode,
+    SearchResult,
+    search_box,
+    search_mode_clean,
+    search_query_clean,
+)
 from memoryhub.search.text import match_all, match_any, words
 from memoryhub.search.vectors import VectorHit, VectorIndex
 
 __all__ = [
     "FtsHit",
     "FtsIndex",
+    "SearchHit",
+    "SearchMode",
+    "SearchResult",
     "VectorHit",
     "VectorIndex",
     "Within",
@@ -19,5 +30,8 @@ __all__ = [
     "match_all",
     "match_any",
     "rrf",
+    "search_box",
+    "search_mode_clean",
+    "search_query_clean",
     "words",
 ]

@@ -202,9 +202,15 @@ class FtsIndex:
         ]
 
     def search_words(
-        self, text: str, *, limit: int, within: "QuerySet | Within | None" = None
+        self,
+        text: str,
+        *,
+        limit: int,
+        within: "QuerySet | Within | None" = None,
+        snippet_column: int | None = None,
     ) -> list[FtsHit]:
-        """The best ``limit`` rows for any of the words of ``text``.
+        """The best ``limit`` rows for any of the words of ``text`` (with snippets of
+        ``snippet_column``, as ``search`` gives them).
 
         Scoring every row that shares one common word ("runs", "tests") is what makes a
         search of a big index slow, and such rows seldom beat rows sharing two words.
@@ -223,10 +229,12 @@ class FtsIndex:
                 [match_pairs(terms, anchors=uncommon)] if 0 < len(uncommon) < len(terms) else []
             )
             for match in [*stages, match_pairs(terms)]:
-                hits = self.search(match, limit=limit, within=within)
+                hits = self.search(match, limit=limit, within=within, snippet_column=snippet_column)
                 if len(hits) >= enough:
                     return hits
-        return self.search(match_any(text), limit=limit, within=within)
+        return self.search(
+            match_any(text), limit=limit, within=within, snippet_column=snippet_column
+        )
 
     def doc_count(self, word: str) -> int:
         """How many rows hold ``word``, read at most every DOC_COUNT_TTL seconds (a

@@ -56,6 +56,40 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
+// A "select all" box ticks every box named by its data-select-all in the same table;
+// a [data-selected-count] beside the list says how many are ticked.
+function selectedCountUpdate() {
+  for (const counter of document.querySelectorAll("[data-selected-count]")) {
+    const ticked = document.querySelectorAll('input[type=checkbox][name="ids"]:checked').length;
+    counter.textContent = ticked ? `${ticked} selected` : "";
+  }
+}
+document.addEventListener("change", (event) => {
+  const box = event.target;
+  if (!(box instanceof HTMLInputElement) || box.type !== "checkbox") return;
+  const name = box.dataset.selectAll;
+  if (name) {
+    const table = box.closest("table") || document;
+    for (const other of table.querySelectorAll(`input[type=checkbox][name="${name}"]`)) {
+      other.checked = box.checked;
+    }
+  }
+  selectedCountUpdate();
+});
+
+// An Undo offered for a few seconds goes away when its time is up (the server refuses
+// it from then on anyway).
+function undoExpiryArm(root) {
+  for (const form of root.querySelectorAll("form[data-expires-in]:not([data-armed])")) {
+    form.dataset.armed = "1";
+    const seconds = Number(form.dataset.expiresIn) || 0;
+    window.setTimeout(() => form.remove(), seconds * 1000);
+  }
+}
+document.addEventListener("DOMContentLoaded", () => undoExpiryArm(document));
+document.addEventListener("htmx:afterSettle", () => undoExpiryArm(document));
+
+
 // A button with data-copy="<id>" copies the text of that element to the clipboard. Where
 // the clipboard is not available (an insecure origin, a refused permission) it selects
 // the text instead, for the user to copy by hand.

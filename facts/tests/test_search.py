@@ -1,0 +1,188 @@
+"""Search boxes read a sentence: ``GET /api/memories/search``, ``GET /api/wiki/search``
+and the dashboard's search boxes fuse every-word, any-word and nearest-meaning hits as
+recall does (``mode=hybrid``, the default), or match every word (``mode=exact``).
+The access rule holds in both modes; odd input gets a 4xx, never a 500."""
+
+import pytest
+
+from facts.services import memory_config_update
+from memoryhub.errors import InvalidInput
+from memoryhub.search import search_query_clean
+from teams.services import Actor
+from wiki.services import wiki_page_upsert
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def billing(owner, team, remember):
+    """Alice's facts: who owns billing (a team fact), and two others."""
+    return {
+        "owner": remember(owner, "Alice owns billing", visibility="team"),
+        "deploys": remember(owner, "Deploys happen on Tuesday"),
+        "host": remember(owner, "The staging database lives on host orion"),
+    }
+
+
+def search(client, q, **params):
+    response = client.get("/api/memories/search", {"q": q, **params})
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def ids(found) -> list[int]:
+    return [item["id"] for item in found["items"]]
+
+
+def test_a_question_finds_the_fact_its_key_words_find(agent_client, owner, billing):
+    alice = agent_client(owner)
+    assert ids(search(alice, "owns billing")) == [billing["owner"].pk]
+    found = search(alice, "who owns billing")
+    assert ids(found)[0] == billing["owner"].pk
+    assert found["mode"] == "hybrid"
+
+
+def test_hybrid_search_finds_a_fact_by_meaning_and_exact_mode_does_not(
+    agent_client, owner, billing
+):
+    alice = agent_client(owner)
+    found = search(alice, "who is responsible for invoices")
+    assert ids(found)[0] == billing["owner"].pk
+    assert search(alice, "who is responsible for invoices", mode="exact")["count"] == 0
+    exact = search(alice, "who owns billing", mode="exact")
+    assert (exact["count"], exact["mode"]) == (0, "exact")
+    assert ids(search(alice, "owns bill", mode="exact")) == [billing["owner"].pk]
+
+
+def test_with_embeddings_off_a_question_still_finds_by_its_words(
+    agent_client, owner, staff, billing
+):
+    memory_config_update(actor=Actor(user=staff), changes={"embeddings_enabled": False})
+    alice = agent_client(owner)
+    found = search(alice, "who owns billing")
+    assert (ids(found), found["mode"]) == ([billing["owner"].pk], "keyword")
+    assert search(alice, "who is responsible for invoices")["count"] == 0
+
+
+def test_a_teammate_finds_team_facts_by_meaning_and_an_outsider_nothing(
+    agent_client, teammate, outsider, billing
+):
+    assert ids(search(agent_client(teammate), "who is responsible for invoices")) == [
+        billing["owner"].pk
+    ]
+    charlie = agent_client(outsider)
+    for mode in ("hybrid", "exact"):
+        for q in ("who owns billing", "owns billing", "who is responsible for invoices"):
+            assert search(charlie, q, mode=mode)["count"] == 0
+
+
+def results(client, **params) -> str:
+    """The list part of the Memory manager, as HTMX asks for it."""
+    response = client.get("/memory/", params, headers={"HX-Request": "true"})
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def unmarked(html: str) -> str:
+    return html.replace("<mark>", "").replace("</mark>", "")
+
+
+def test_the_manager_search_box_reads_a_sentence_and_keeps_its_mode(owner_client, billing):
+    html = results(owner_client, q="who owns billing")
+    assert "Alice owns billing" in unmarked(html)
+    assert "by words and meaning" in html
+    exact = results(owner_client, q="who owns billing", mode="exact")
+    assert "Alice owns billing" not in unmarked(exact)
+    page = owner_client.get("/memory/", {"q": "who owns billing", "mode": "exact"})
+    assert '<option value="exact" selected>' in page.content.decode()
+
+
+def test_keyword_hits_are_highlighted_and_hits_by_meaning_still_show(owner_client, billing):
+    assert "Alice owns <mark>billing</mark>" in results(owner_client, q="billing")
+    html = results(owner_client, q="who is responsible for invoices")
+    assert "Alice owns billing" in html
+    assert "<mark>" not in html
+
+
+@pytest.fixture
+def runbook(owner):
+    actor = Actor(user=owner)
+    wiki_page_upsert(actor=actor, title="Billing", content="Alice owns billing and invoices.")
+    wiki_page_upsert(actor=actor, title="Deploys", content="Deploys happen on Tuesday.")
+
+
+def wiki_titles(client, q, **params) -> list[str]:
+    response = client.get("/api/wiki/search", {"q": q, **params})
+    assert response.status_code == 200, response.content
+    return [item["title"] for item in response.json()["items"]]
+
+
+def test_the_wiki_search_reads_a_sentence_too(agent_client, owner, outsider, runbook):
+    alice = agent_client(owner)
+    assert wiki_titles(alice, "owns billing") == ["Billing"]
+    assert wiki_titles(alice, "who owns billing") == ["Billing"]
+    assert wiki_titles(alice, "who owns billing", mode="exact") == []
+    assert wiki_titles(alice, "owns bill", mode="exact") == ["Billing"]
+    assert wiki_titles(agent_client(outsider), "who owns billing") == []
+
+
+def test_the_wiki_search_box_has_the_mode_filter(owner_client, runbook):
+    html = owner_client.get("/wiki/", {"q": "who owns billing"}).content.decode()
+    assert "Billing" in html and "<mark>" in html
+    html = owner_client.get("/wiki/", {"q": "who owns billing", "mode": "exact"}).content.decode()
+    assert "No page matches." in html
+
+
+@pytest.mark.parametrize("url", ["/api/memories/search", "/api/wiki/search"])
+@pytest.mark.parametrize("mode", ["fuzzy", "EXACT", "x" * 5000, "\x00"])
+def test_an_unknown_mode_is_a_400_naming_the_modes(agent_client, owner, url, mode):
+    response = agent_client(owner).get(url, {"q": "billing", "mode": mode})
+    assert response.status_code == 400
+    assert "hybrid or exact" in response.json()["detail"]
+
+
+@pytest.mark.parametrize("url", ["/api/memories/search", "/api/wiki/search"])
+@pytest.mark.parametrize("mode", ["hybrid", "exact"])
+@pytest.mark.parametrize(
+    "q", ['"', "NEAR(a b)", "title:x OR ^*", "who?", "x" * 1001, "\x00", "%ED%A0%80", "  "]
+)
+def test_odd_queries_get_an_answer_or_a_400(agent_client, owner, billing, url, mode, q):
+    response = agent_client(owner).get(url, {"q": q, "mode": mode})
+    assert response.status_code in (200, 400), response.content
+
+
+def test_a_lone_surrogate_in_a_decoded_query_is_refused_with_a_message():
+    with pytest.raises(InvalidInput, match="lone surrogate"):
+        search_query_clean("who owns \ud800 billing")
+
+
+@pytest.mark.parametrize("url", ["/memory/", "/wiki/"])
+@pytest.mark.parametrize("name", ["q", "mode", "tag", "source", "created_from", "created_to"])
+@pytest.mark.parametrize("value", ["\x00", "x" * 5000, "2025-13-45", "NEAR(", "%ED%A0%80"])
+def test_odd_search_and_filter_values_in_the_dashboard_never_fail(
+    owner_client, billing, url, name, value
+):
+    response = owner_client.get(url, {"q": "billing", name: value})
+    assert response.status_code in (200, 400)
+
+
+@pytest.mark.parametrize("url", ["/api/memories/search", "/api/wiki/search", "/memory/", "/wiki/"])
+def test_a_surrogate_sent_as_raw_bytes_gets_an_answer(agent_client, owner, owner_client, url):
+    client = owner_client if not url.startswith("/api/") else agent_client(owner)
+    for raw in ("%ED%A0%80", "%ED%BF%BF%20billing", "%F0%9F"):
+        assert client.get(f"{url}?q={raw}").status_code in (200, 400)
+        assert client.get(f"{url}?q=billing&mode={raw}").status_code == 400
+
+
+def test_search_queries_do_not_grow_with_the_hits(
+    agent_client, owner, remember, django_assert_max_num_queries
+):
+    alice = agent_client(owner)
+    remember(owner, "Billing exports run at midnight", tags=["billing"])
+    search(alice, "billing")  # the token's first use is recorded once
+    with django_assert_max_num_queries(20) as few:
+        search(alice, "billing")
+    for i in range(12):
+        remember(owner, f"Billing rule {i}: invoices of region {i} go out on day {i}")
+    with django_assert_max_num_queries(len(few.captured_queries)):
+        assert search(alice, "billing")["count"] == 13
