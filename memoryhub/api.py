@@ -1,9 +1,9 @@
 """The one NinjaAPI: apps add their routers here; errors are mapped to JSON once."""
 
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Field, NinjaAPI, Schema
+from ninja import Body, Field, NinjaAPI, Schema
 from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
@@ -12,8 +12,15 @@ from memoryhub.forget import memory_forget, memory_forget_preview
 from memoryhub.health import health_report
 from memoryhub.jobs import job_get_visible
 from memoryhub.llm import ChatModelError, ChatModelOutputError
+from memoryhub.tools import (
+    tool_call,
+    tool_describe,
+    tool_list_usable,
+    tool_openai_function,
+    tools_prompt,
+)
 from memoryhub.unicode import require_storable_text
-from teams.auth import read_auth, write_auth
+from teams.auth import any_scope_auth, read_auth, write_auth
 from teams.services import Actor
 
 
@@ -158,6 +165,70 @@ def forget(request: HttpRequest, payload: ForgetIn) -> dict:
     if payload.dry_run:
         return memory_forget_preview(actor=actor, topic=payload.topic)
     return memory_forget(actor=actor, topic=payload.topic, ids=payload.ids)
+
+
+class ToolAnnotationsOut(Schema):
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+class ToolOut(Schema):
+    name: str
+    description: str
+    scope: str = Field(description="The token scope it needs: read or write")
+    annotations: ToolAnnotationsOut
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+
+
+class ToolListOut(Schema):
+    tools: list[ToolOut]
+    prompt: str = Field(description="The tools described for a system prompt")
+
+
+class OpenAIFunctionOut(Schema):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class OpenAIToolOut(Schema):
+    type: Literal["function"]
+    function: OpenAIFunctionOut
+
+
+class OpenAIToolListOut(Schema):
+    tools: list[OpenAIToolOut]
+
+
+class ToolCallOut(Schema):
+    tool: str
+    text: str = Field(description="The compact answer an agent reads")
+    data: dict[str, Any] = Field(description="The structured answer (the tool's output schema)")
+
+
+@api.get("/tools", response=ToolListOut | OpenAIToolListOut, tags=["tools"], auth=any_scope_auth)
+def tools(request: HttpRequest, format: Literal["memoryhub", "openai"] = "memoryhub") -> dict:
+    """The tools you may call (those enabled for your token, within its scopes): name,
+    description, input and output JSON Schema and annotations, with the descriptions
+    ready for a system prompt; `format=openai` answers them in the OpenAI
+    function-calling shape."""
+    usable = tool_list_usable(actor=Actor.from_request(request))
+    if format == "openai":
+        return {"tools": [tool_openai_function(each) for each in usable]}
+    return {"tools": [tool_describe(each) for each in usable], "prompt": tools_prompt(usable)}
+
+
+@api.post("/tools/{name}", response=ToolCallOut, tags=["tools"], auth=any_scope_auth)
+def run_tool(request: HttpRequest, name: str, arguments: Body[dict[str, Any]]) -> dict:
+    """Run one tool as you (an agent: as its token's user, within its scopes and tool
+    list). The body is the tool's arguments, a JSON object. Every call is audited
+    with the tool, the arguments' size and the outcome, never their content."""
+    answer = tool_call(
+        actor=Actor.from_request(request), name=name, arguments=arguments, transport="rest"
+    )
+    return {"tool": name, "text": answer.text, "data": answer.data}
 
 
 @api.get("/health", response=HealthOut, tags=["health"], auth=None)

@@ -89,9 +89,10 @@ class CredentialsThrottled(Throttled):
 
 
 class AgentBearer(HttpBearer):
-    """Bearer token auth that also checks the token carries ``scope``."""
+    """Bearer token auth that also checks the token carries ``scope`` (None: the
+    endpoint checks scopes itself, as the tools do per tool)."""
 
-    def __init__(self, scope: str) -> None:
+    def __init__(self, scope: str | None) -> None:
         self.scope = scope
         super().__init__()
 
@@ -115,7 +116,7 @@ class AgentBearer(HttpBearer):
                 sender=type(self), credentials=TOKEN_CREDENTIALS, request=request
             )
             raise AuthenticationError(message=str(exc)) from None
-        if not agent_token.has_scope(self.scope):
+        if self.scope is not None and not agent_token.has_scope(self.scope):
             raise AuthorizationError(
                 message=f"This token lacks the '{self.scope}' scope "
                 f"(it has: {', '.join(agent_token.scopes) or 'none'})."
@@ -142,3 +143,4 @@ class DashboardSession(SessionAuth):
 
 read_auth = [AgentBearer("read"), DashboardSession()]
 write_auth = [AgentBearer("write"), DashboardSession()]
+any_scope_auth = [AgentBearer(None), DashboardSession()]

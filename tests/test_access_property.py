@@ -417,7 +417,7 @@ class AccessWorld(RuleBasedStateMachine):
 
 def read_everything(api, session, user, markers, searched, fact_ids, page_ids, slugs):
     """(label, text) of every read path as ``user``: the API with the agent's token, the
-    dashboard with the user's session, and the agent tools."""
+    dashboard with the user's session, and the agent tools (in process and over REST)."""
     from codegraph.tools import codegraph_query
     from facts.tools import memory_get, recall
     from wiki.tools import wiki_read, wiki_search
@@ -426,6 +426,11 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         response = client.get(url, params)
         assert response.status_code < 500, (url, response.status_code)
         return without_echo(response.content.decode(), params.get("q") or params.get("topic"))
+
+    def tool(client, name, **arguments) -> str:
+        response = client.post(f"/api/tools/{name}", arguments, content_type="application/json")
+        assert response.status_code < 500, (name, response.status_code)
+        return response.content.decode()
 
     actor = Actor(user=user)
     yield "GET /api/memories", get(api, "/api/memories", limit=200)
@@ -452,9 +457,14 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     yield "POST /api/recall", recalled.content.decode()
     answer = recall(actor=actor, query=" ".join([FILLER, *markers])[:1000], max_items=50)
     yield "recall tool", f"{answer.text}\n{answer.data}"
+    yield (
+        "POST /api/tools/recall",
+        tool(api, "recall", query=" ".join([FILLER, *markers])[:1000], max_items=50),
+    )
     if fact_ids:
         answer = memory_get(actor=actor, ids=fact_ids[:50])
         yield "memory_get tool", f"{answer.text}\n{answer.data}"
+        yield "POST /api/tools/memory_get", tool(api, "memory_get", ids=fact_ids[:50])
     for fact_id in fact_ids:
         yield f"GET /api/memories/{fact_id}", get(api, f"/api/memories/{fact_id}")
         yield f"GET /memory/{fact_id}/", get(session, f"/memory/{fact_id}/")
@@ -465,6 +475,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         yield f"GET /api/wiki/{slug}", get(api, f"/api/wiki/{slug}")
         with contextlib.suppress(ApplicationError):
             yield f"wiki_read {slug}", str(wiki_read(actor=actor, title_or_slug=slug).data)
+        yield f"POST /api/tools/wiki_read {slug}", tool(api, "wiki_read", title_or_slug=slug)
     for marker in searched:
         preview = api.post(
             "/api/forget", {"topic": marker, "dry_run": True}, content_type="application/json"
@@ -481,6 +492,14 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         for name, run in (("codegraph_query", codegraph_query), ("wiki_search", wiki_search)):
             answer = run(actor=actor, query=marker)
             yield f"{name} {marker}", without_echo(f"{answer.text}\n{answer.data}", marker)
+            yield (
+                f"POST /api/tools/{name} {marker}",
+                without_echo(tool(api, name, query=marker), marker),
+            )
+        yield (
+            f"POST /api/tools/memory_forget {marker}",
+            without_echo(tool(api, "memory_forget", topic=marker), marker),
+        )
 
 
 def without_echo(text: str, query: str | None) -> str:
