@@ -559,6 +559,7 @@ def tool_world(owner, remember, tmp_path, settings) -> dict:
         "memory_write": {"content": "Deploys go out on Tuesdays"},
         "memory_get": {"ids": [fact.pk]},
         "memory_forget": {"topic": "espresso"},
+        "tiered_recall": {"tier": "org", "query": "canary"},
         "codegraph_query": {"query": "login"},
         "wiki_search": {"query": "canary"},
         "wiki_read": {"title_or_slug": "Deploy runbook"},

@@ -12,6 +12,7 @@ from memoryhub.forget import memory_forget, memory_forget_preview
 from memoryhub.health import health_report
 from memoryhub.jobs import job_get_visible
 from memoryhub.llm import ChatModelError, ChatModelOutputError
+from memoryhub.recall import DEFAULT_LIMIT, tiered_recall
 from memoryhub.tools import (
     tool_call,
     tool_describe,
@@ -229,6 +230,54 @@ def run_tool(request: HttpRequest, name: str, arguments: Body[dict[str, Any]]) -
         actor=Actor.from_request(request), name=name, arguments=arguments, transport="rest"
     )
     return {"tool": name, "text": answer.text, "data": answer.data}
+
+
+class TieredRecallIn(Schema):
+    tier: str = Field(description="project, org or skill")
+    query: str = ""
+    project: str | None = Field(None, description="The project (project tier)")
+    include: list[str] | None = Field(None, description="Page kinds, e.g. ['pdd', 'adr']")
+    skill: str | None = None
+    since: str | None = Field(None, description="Learnings this recent: 7d, 12h, 2w")
+    fleet: str | None = Field(None, description="Default: your token's fleet")
+    scope: str = Field("own", description="own, or cross to read other fleets")
+    justification: str = Field("", description="Needed for a cross-fleet read; audited")
+    limit: int = DEFAULT_LIMIT
+
+
+class TieredHitOut(Schema):
+    path: str
+    snippet: str
+    score: float
+    ts: str
+
+
+class TieredRecallOut(Schema):
+    tier: str
+    items: list[TieredHitOut]
+
+
+@api.post("/recall/tiered", response=TieredRecallOut, tags=["recall"], auth=read_auth)
+def recall_tiered(request: HttpRequest, payload: TieredRecallIn) -> dict:
+    """Tiered recall: a project's documents (wiki pages of the project, `include` kinds),
+    the organisation's notes (pages of no project) or a skill's learnings, ranked by
+    0.5 recency (half-life 30 days) + 0.3 relevance + 0.15 fleet (own 1.0, other 0.5) +
+    0.05 resolved. Read-only; another fleet's learnings need `scope: cross` and a
+    justification, which the audit log keeps."""
+    items = tiered_recall(
+        actor=Actor.from_request(request),
+        tier=payload.tier,
+        query=payload.query,
+        fleet=payload.fleet,
+        limit=payload.limit,
+        scope=payload.scope,
+        justification=payload.justification,
+        project=payload.project,
+        kinds=payload.include,
+        skill=payload.skill,
+        since=payload.since,
+    )
+    return {"tier": payload.tier, "items": items}
 
 
 @api.get("/health", response=HealthOut, tags=["health"], auth=None)

@@ -8,10 +8,11 @@ This module also declares the tools that span apps (``memory_forget``).
 
 import importlib
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from memoryhub import recall as tiers
 from memoryhub.errors import ApplicationError, InvalidInput, NotFound
 from memoryhub.forget import MAX_FORGET_IDS, memory_forget_preview
 from memoryhub.forget import memory_forget as forget_topic
@@ -104,7 +105,59 @@ def memory_forget(actor: Actor, args: MemoryForgetArguments) -> ToolAnswer:
     )
 
 
-TOOLS = [memory_forget]
+class TieredRecallArguments(BaseModel):
+    tier: Literal[tiers.TIERS] = Field(  # type: ignore[valid-type]
+        description="project: a project's documents; org: the organisation's notes; "
+        "skill: learnings of a skill"
+    )
+    query: str = Field("", description="Words to rank by (optional)")
+    project: str | None = Field(None, description="The project (project tier)")
+    include: list[str] | None = Field(None, description="Page kinds to include, e.g. pdd, adr")
+    skill: str | None = Field(None, description="The skill (skill tier)")
+    since: str | None = Field(None, description="Only learnings this recent: 7d, 12h, 2w")
+    fleet: str | None = Field(None, description="Whose learnings (default: your token's)")
+    scope: Literal["own", "cross"] = Field("own", description="cross: other fleets too")
+    justification: str = Field("", description="Why a cross-fleet read is needed (audited)")
+    limit: int = Field(tiers.DEFAULT_LIMIT, ge=1, le=tiers.MAX_LIMIT)
+
+
+class TieredHitOut(BaseModel):
+    path: str
+    snippet: str
+    score: float
+    ts: str
+
+
+class TieredRecallAnswer(BaseModel):
+    tier: str
+    items: list[TieredHitOut]
+
+
+@tool(arguments=TieredRecallArguments, answer=TieredRecallAnswer)
+def tiered_recall(actor: Actor, args: TieredRecallArguments) -> ToolAnswer:
+    """Project documents, organisation notes or a skill's learnings, ranked by recency,
+    relevance, fleet and resolution: `path`, `snippet`, `score`, `ts` per item. Another
+    fleet's learnings need scope cross and a justification."""
+    items = tiers.tiered_recall(
+        actor=actor,
+        tier=args.tier,
+        query=args.query,
+        fleet=args.fleet,
+        limit=args.limit,
+        scope=args.scope,
+        justification=args.justification,
+        project=args.project,
+        kinds=args.include,
+        skill=args.skill,
+        since=args.since,
+    )
+    lines = [f"{i['path']} ({i['score']:.2f}) {i['snippet']}" for i in items]
+    return ToolAnswer(
+        data={"tier": args.tier, "items": items}, text="\n".join(lines) or "Nothing found."
+    )
+
+
+TOOLS = [memory_forget, tiered_recall]
 
 
 # --- The registry ------------------------------------------------------------------------

@@ -483,6 +483,12 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         yield "memory_get tool", f"{answer.text}\n{answer.data}"
         yield "POST /api/tools/memory_get", tool(api, "memory_get", ids=fact_ids[:50])
         yield "MCP memory_get", mcp(api, "memory_get", ids=fact_ids[:50])
+    for tier in ("org", "skill"):
+        body = {"tier": tier, "limit": 50, "scope": "cross", "justification": "access test"}
+        tiered = api.post("/api/recall/tiered", body, content_type="application/json")
+        assert tiered.status_code == 200, tiered.content
+        yield f"POST /api/recall/tiered {tier}", tiered.content.decode()
+        yield f"MCP tiered_recall {tier}", mcp(api, "tiered_recall", **body)
     for fact_id in fact_ids:
         yield f"GET /api/memories/{fact_id}", get(api, f"/api/memories/{fact_id}")
         yield f"GET /memory/{fact_id}/", get(session, f"/memory/{fact_id}/")

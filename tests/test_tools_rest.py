@@ -20,6 +20,7 @@ EVERY_TOOL = [
     "memory_write",
     "memory_get",
     "memory_forget",
+    "tiered_recall",
     "codegraph_query",
     "wiki_search",
     "wiki_read",
@@ -72,7 +73,14 @@ def test_the_openai_format_gives_function_definitions(owner, make_token):
 def test_a_read_only_token_lists_only_the_tools_it_can_call(owner, make_token):
     _, secret = make_token(owner, scopes=("read",))
     names = [t["name"] for t in bearer(secret).get("/api/tools").json()["tools"]]
-    assert names == ["recall", "memory_get", "codegraph_query", "wiki_search", "wiki_read"]
+    assert names == [
+        "recall",
+        "memory_get",
+        "tiered_recall",
+        "codegraph_query",
+        "wiki_search",
+        "wiki_read",
+    ]
 
 
 @pytest.mark.parametrize("name", EVERY_TOOL)
