@@ -30,6 +30,7 @@ __all__ = [
     "RecalledFact",
     "Refused",
     "ServerError",
+    "TieredHit",
     "ToolInfo",
     "ToolResult",
     "Written",
@@ -83,6 +84,14 @@ class Recall:
     items: list[RecalledFact]
     mode: str
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class TieredHit:
+    path: str
+    snippet: str
+    score: float
+    ts: str
 
 
 @dataclass(frozen=True)
@@ -254,6 +263,24 @@ class MemoryHub:
             mode=data["mode"],
             notes=list(data.get("notes", [])),
         )
+
+    def tiered_recall(
+        self,
+        *,
+        tier: str,
+        query: str = "",
+        fleet: str | None = None,
+        limit: int = 10,
+        **options: Any,
+    ) -> list[TieredHit]:
+        """A project's pages, the organisation's pages or a skill's learnings, best
+        first; ``options``: project, include (page kinds), skill, since ("7d"), scope
+        ("cross") and justification."""
+        body: dict[str, Any] = {"tier": tier, "query": query, "limit": limit, **options}
+        if fleet is not None:
+            body["fleet"] = fleet
+        items = self._request("POST", "/api/recall/tiered", json=body)["items"]
+        return [TieredHit(**item) for item in items]
 
     def remember(self, content: str, **fields: Any) -> Written:
         """Store a statement (``category``, ``importance``, ``tags``, ``visibility``,

@@ -129,3 +129,19 @@ def test_the_readme_agent_loop_runs_outside_django(live_server, owner, make_toke
     assert done.returncode == 0, done.stderr
     assert "## Recalled Facts" in done.stdout
     assert "The user is allergic to peanuts." in done.stdout
+
+
+def test_tiered_recall_through_the_client(hub, owner):
+    from wiki.services import wiki_page_upsert
+
+    wiki_page_upsert(
+        actor=Actor(user=owner), title="Vendor quirks", content="Acme rate limits at 10/s"
+    )
+    hits = hub.tiered_recall(tier="org", query="rate limits", limit=5)
+    assert [(h.path, h.snippet) for h in hits] == [
+        ("wiki/-/vendor-quirks", "Acme rate limits at 10/s")
+    ]
+    with pytest.raises(BadInput, match="Unknown tier"):
+        hub.tiered_recall(tier="galaxy")
+    with pytest.raises(Refused, match="justification"):
+        hub.tiered_recall(tier="skill", fleet="red")
