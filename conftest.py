@@ -527,3 +527,41 @@ def login(page, live_server) -> Callable:
         page.wait_for_url(f"{live_server.url}/")
 
     return do_login
+
+
+# --- Agent tools ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tool_world(owner, remember, tmp_path, settings) -> dict:
+    """The owner's memory, a wiki page and a scanned code project, and one call of each
+    agent tool that finds them: {tool name: arguments}."""
+    from codegraph.services import code_project_register, code_project_scan
+    from teams.services import Actor
+    from wiki.services import wiki_page_upsert
+
+    fact = remember(owner, "The staging database runs on host db-stage-2")
+    remember(owner, "Alice drinks her espresso without sugar")
+    wiki_page_upsert(
+        actor=Actor(user=owner),
+        title="Deploy runbook",
+        content="# Deploy runbook\n\nRestart the canary before the fleet.",
+    )
+    settings.CODEGRAPH_ALLOWED_ROOTS = [str(tmp_path)]
+    source = tmp_path / "shop"
+    source.mkdir()
+    (source / "auth.py").write_text("def login(user):\n    return user\n")
+    (source / "views.py").write_text("from auth import login\n\n\ndef view(u):\n    login(u)\n")
+    project = code_project_register(actor=Actor(user=owner), name="shop", path=str(source))
+    code_project_scan(project_id=project.pk)
+    return {
+        "recall": {"query": "Which host runs the staging database?"},
+        "memory_write": {"content": "Deploys go out on Tuesdays"},
+        "memory_get": {"ids": [fact.pk]},
+        "memory_forget": {"topic": "espresso"},
+        "tiered_recall": {"tier": "org", "query": "canary"},
+        "codegraph_query": {"query": "login"},
+        "wiki_search": {"query": "canary"},
+        "wiki_read": {"title_or_slug": "Deploy runbook"},
+        "wiki_write": {"title": "Vendors", "content": "Acme ships on Mondays."},
+    }

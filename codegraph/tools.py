@@ -1,6 +1,7 @@
 """What agents may call of CodeGraph: ``codegraph_query``."""
 
 import dataclasses
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -17,7 +18,17 @@ class CodegraphQueryArguments(BaseModel):
     limit: int = Field(20, ge=1, le=200)
 
 
-@tool(arguments=CodegraphQueryArguments)
+class CodegraphQueryAnswer(BaseModel):
+    query: str | None = Field(None, description="The symbol searched for (definitions)")
+    symbols: list[dict[str, Any]] | None = Field(
+        None, description="Definitions: kind, name, qualified_name, path, line, signature, ..."
+    )
+    symbol: str | None = Field(None, description="The symbol whose callers were asked for")
+    targets: list[str] | None = Field(None, description="Dotted names the calls resolve to")
+    calls: list[dict[str, Any]] | None = Field(None, description="Call sites: path, line, caller")
+
+
+@tool(arguments=CodegraphQueryArguments, answer=CodegraphQueryAnswer)
 def codegraph_query(actor: Actor, args: CodegraphQueryArguments) -> ToolAnswer:
     """Find where a symbol is defined in the indexed source trees (``kind name - file:line``
     per line, exact names first), or with ``callers`` where it is called, resolved through

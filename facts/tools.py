@@ -4,7 +4,7 @@ Answers are compact: ids and the statements, so an agent spends few tokens; it r
 a memory whole (provenance, scores, history) with ``memory_get``.
 """
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,7 +21,21 @@ class RecallArguments(BaseModel):
     max_items: int | None = Field(None, ge=1, le=100)
 
 
-@tool(arguments=RecallArguments)
+class RecalledItem(BaseModel):
+    id: int
+    content: str
+    category: str
+    score: float
+
+
+class RecallAnswer(BaseModel):
+    block: str = Field(description="The `## Recalled Facts` block, empty when nothing matches")
+    items: list[RecalledItem]
+    mode: str = Field(description="hybrid, keyword or disabled")
+    notes: list[str]
+
+
+@tool(arguments=RecallArguments, answer=RecallAnswer)
 def recall(actor: Actor, args: RecallArguments) -> ToolAnswer:
     """The memories relevant to a message, as the `## Recalled Facts` block to put in
     the prompt; each item's id fetches it whole with memory_get."""
@@ -49,7 +63,13 @@ class MemoryWriteArguments(BaseModel):
     supersedes: int | None = Field(None, description="The id of a memory this one replaces")
 
 
-@tool(arguments=MemoryWriteArguments, scope="write", idempotent=True)
+class MemoryWriteAnswer(BaseModel):
+    id: int
+    outcome: Literal["created", "merged"]
+    archived: list[int] = Field(description="Ids of older memories archived to make room")
+
+
+@tool(arguments=MemoryWriteArguments, answer=MemoryWriteAnswer, scope="write", idempotent=True)
 def memory_write(actor: Actor, args: MemoryWriteArguments) -> ToolAnswer:
     """Remember a statement. Repeating one you (in the same visibility) already stored
     merges into it instead of adding a copy; the answer says which."""
@@ -63,7 +83,12 @@ class MemoryGetArguments(BaseModel):
     ids: list[int] = Field(min_length=1, max_length=50, description="Memory ids")
 
 
-@tool(arguments=MemoryGetArguments)
+class MemoryGetAnswer(BaseModel):
+    items: list[dict[str, Any]] = Field(description="Whole memories, as GET /api/memories/{id}")
+    missing: list[int] = Field(description="Ids you cannot read")
+
+
+@tool(arguments=MemoryGetArguments, answer=MemoryGetAnswer)
 def memory_get(actor: Actor, args: MemoryGetArguments) -> ToolAnswer:
     """Memories by id, whole: content, category, tags, visibility, provenance. Ids you
     cannot read are listed as missing."""

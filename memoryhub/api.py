@@ -1,9 +1,9 @@
 """The one NinjaAPI: apps add their routers here; errors are mapped to JSON once."""
 
-from typing import Any
+from typing import Any, Literal
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from ninja import Field, NinjaAPI, Schema, Status
+from ninja import Body, Field, NinjaAPI, Schema, Status
 from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
@@ -19,8 +19,16 @@ from memoryhub.imports import (
 )
 from memoryhub.jobs import job_get_visible
 from memoryhub.llm import ChatModelError, ChatModelOutputError
+from memoryhub.recall import DEFAULT_LIMIT, tiered_recall
+from memoryhub.tools import (
+    tool_call,
+    tool_describe,
+    tool_list_usable,
+    tool_openai_function,
+    tools_prompt,
+)
 from memoryhub.unicode import require_storable_text
-from teams.auth import read_auth, write_auth
+from teams.auth import any_scope_auth, read_auth, write_auth
 from teams.services import Actor
 
 
@@ -250,6 +258,118 @@ def memories_import(request: HttpRequest) -> Status:
     if isinstance(outcome, dict):
         return Status(200, outcome)
     return Status(202, {"job": outcome.pk})
+
+
+class ToolAnnotationsOut(Schema):
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+
+
+class ToolOut(Schema):
+    name: str
+    description: str
+    scope: str = Field(description="The token scope it needs: read or write")
+    annotations: ToolAnnotationsOut
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+
+
+class ToolListOut(Schema):
+    tools: list[ToolOut]
+    prompt: str = Field(description="The tools described for a system prompt")
+
+
+class OpenAIFunctionOut(Schema):
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class OpenAIToolOut(Schema):
+    type: Literal["function"]
+    function: OpenAIFunctionOut
+
+
+class OpenAIToolListOut(Schema):
+    tools: list[OpenAIToolOut]
+
+
+class ToolCallOut(Schema):
+    tool: str
+    text: str = Field(description="The compact answer an agent reads")
+    data: dict[str, Any] = Field(description="The structured answer (the tool's output schema)")
+
+
+@api.get("/tools", response=ToolListOut | OpenAIToolListOut, tags=["tools"], auth=any_scope_auth)
+def tools(request: HttpRequest, format: Literal["memoryhub", "openai"] = "memoryhub") -> dict:
+    """The tools you may call (those enabled for your token, within its scopes): name,
+    description, input and output JSON Schema and annotations, with the descriptions
+    ready for a system prompt; `format=openai` answers them in the OpenAI
+    function-calling shape."""
+    usable = tool_list_usable(actor=Actor.from_request(request))
+    if format == "openai":
+        return {"tools": [tool_openai_function(each) for each in usable]}
+    return {"tools": [tool_describe(each) for each in usable], "prompt": tools_prompt(usable)}
+
+
+@api.post("/tools/{name}", response=ToolCallOut, tags=["tools"], auth=any_scope_auth)
+def run_tool(request: HttpRequest, name: str, arguments: Body[dict[str, Any]]) -> dict:
+    """Run one tool as you (an agent: as its token's user, within its scopes and tool
+    list). The body is the tool's arguments, a JSON object. Every call is audited
+    with the tool, the arguments' size and the outcome, never their content."""
+    answer = tool_call(
+        actor=Actor.from_request(request), name=name, arguments=arguments, transport="rest"
+    )
+    return {"tool": name, "text": answer.text, "data": answer.data}
+
+
+class TieredRecallIn(Schema):
+    tier: str = Field(description="project, org or skill")
+    query: str = ""
+    project: str | None = Field(None, description="The project (project tier)")
+    include: list[str] | None = Field(None, description="Page kinds, e.g. ['pdd', 'adr']")
+    skill: str | None = None
+    since: str | None = Field(None, description="Learnings this recent: 7d, 12h, 2w")
+    fleet: str | None = Field(None, description="Default: your token's fleet")
+    scope: str = Field("own", description="own, or cross to read other fleets")
+    justification: str = Field("", description="Needed for a cross-fleet read; audited")
+    limit: int = DEFAULT_LIMIT
+
+
+class TieredHitOut(Schema):
+    path: str
+    snippet: str
+    score: float
+    ts: str
+
+
+class TieredRecallOut(Schema):
+    tier: str
+    items: list[TieredHitOut]
+
+
+@api.post("/recall/tiered", response=TieredRecallOut, tags=["recall"], auth=read_auth)
+def recall_tiered(request: HttpRequest, payload: TieredRecallIn) -> dict:
+    """Tiered recall: a project's documents (wiki pages of the project, `include` kinds),
+    the organisation's notes (pages of no project) or a skill's learnings, ranked by
+    0.5 recency (half-life 30 days) + 0.3 relevance + 0.15 fleet (own 1.0, other 0.5) +
+    0.05 resolved. Read-only; another fleet's learnings need `scope: cross` and a
+    justification, which the audit log keeps."""
+    items = tiered_recall(
+        actor=Actor.from_request(request),
+        tier=payload.tier,
+        query=payload.query,
+        fleet=payload.fleet,
+        limit=payload.limit,
+        scope=payload.scope,
+        justification=payload.justification,
+        project=payload.project,
+        kinds=payload.include,
+        skill=payload.skill,
+        since=payload.since,
+    )
+    return {"tier": payload.tier, "items": items}
 
 
 @api.get("/health", response=HealthOut, tags=["health"], auth=None)

@@ -417,6 +417,8 @@ LOGGING = {
         "django.db.backends": {"level": "INFO"},
         # Failed and locked-out logins are warnings; axes' bookkeeping is not news.
         "axes": {"level": "WARNING"},
+        # The MCP SDK logs each stateless exchange starting and ending.
+        "mcp": {"level": "WARNING"},
     },
 }
 

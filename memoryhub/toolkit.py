@@ -2,10 +2,11 @@
 ``@tool``; the agent surface serves them over REST and MCP.
 
 A tool has a name, a description (its handler's docstring), a pydantic model of its
-arguments (their JSON Schema is the tool's input schema), the token scope it needs,
-and annotations: read-only, destructive, idempotent. Its handler takes the acting
-``Actor`` and the validated arguments, calls the app's services or selectors, and
-answers a ``ToolAnswer``: structured data, plus the compact text an agent reads.
+arguments (their JSON Schema is the tool's input schema), optionally one of its answer's
+data (the output schema), the token scope it needs, and annotations: read-only,
+destructive, idempotent. Its handler takes the acting ``Actor`` and the validated
+arguments, calls the app's services or selectors, and answers a ``ToolAnswer``:
+structured data, plus the compact text an agent reads.
 """
 
 import inspect
@@ -36,14 +37,25 @@ class Tool:
     destructive: bool
     idempotent: bool
     handler: Callable[[Actor, Any], ToolAnswer]
+    answer: type[BaseModel] | None = None  # the shape of ToolAnswer.data
 
     def input_schema(self) -> dict[str, Any]:
         return self.arguments.model_json_schema()
 
+    def output_schema(self) -> dict[str, Any]:
+        if self.answer is None:
+            return {"type": "object", "additionalProperties": True}
+        return self.answer.model_json_schema(mode="serialization")
+
     def __call__(self, *, actor: Actor, **arguments: Any) -> ToolAnswer:
+        return self.run(actor=actor, arguments=arguments)
+
+    def run(self, *, actor: Actor, arguments: Any) -> ToolAnswer:
         """Run the tool as ``actor``: its token must have the scope; the arguments are
         checked against the tool's model (a clear InvalidInput when they do not fit)."""
         actor.require_scope(self.scope)
+        if not isinstance(arguments, dict):
+            raise InvalidInput(f"The arguments of {self.name} are a JSON object.")
         require_storable_text(arguments)
         try:
             parsed = self.arguments.model_validate(arguments)
@@ -58,6 +70,7 @@ class Tool:
 def tool(
     *,
     arguments: type[BaseModel],
+    answer: type[BaseModel] | None = None,
     scope: str = "read",
     destructive: bool = False,
     idempotent: bool | None = None,
@@ -76,6 +89,7 @@ def tool(
             destructive=destructive,
             idempotent=scope == "read" if idempotent is None else idempotent,
             handler=handler,
+            answer=answer,
         )
 
     return declare

@@ -4,12 +4,14 @@ from django.urls import include, path
 
 from memoryhub import views
 from memoryhub.api import api
+from memoryhub.mcp_server import mcp_view
 
 urlpatterns = [
     path("", views.home_view, name="home"),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", api.urls),
+    path("mcp", mcp_view, name="mcp"),
     path("admin/", admin.site.urls),
     path("", include("teams.urls")),
     path("memory/forget/", views.forget_view, name="forget"),

@@ -16,6 +16,7 @@ from django.utils import timezone
 from ninja.errors import AuthenticationError, AuthorizationError, Throttled
 from ninja.security import HttpBearer, SessionAuth
 
+from teams.models import AgentToken
 from teams.services import TokenRejected, agent_token_authenticate
 
 LOGIN_HINT = "Authentication required: send 'Authorization: Bearer <token>' or log in."
@@ -88,34 +89,47 @@ class CredentialsThrottled(Throttled):
         self.message = lockout_message(what="authentication attempts from this address")
 
 
-class AgentBearer(HttpBearer):
-    """Bearer token auth that also checks the token carries ``scope``."""
+def token_authenticate(request: HttpRequest, *, secret: str) -> AgentToken:
+    """The active agent token ``secret`` names. A failure is counted (by axes, which
+    flags the request once the address is locked out); a locked-out address is refused
+    with CredentialsThrottled, an unknown or revoked token with AuthenticationError."""
+    if AxesProxyHandler.is_locked(request, TOKEN_CREDENTIALS):
+        raise CredentialsThrottled()
+    try:
+        return agent_token_authenticate(secret=secret)
+    except TokenRejected as exc:
+        user_login_failed.send(sender=AgentBearer, credentials=TOKEN_CREDENTIALS, request=request)
+        raise AuthenticationError(message=str(exc)) from None
 
-    def __init__(self, scope: str) -> None:
+
+def bearer_secret(request: HttpRequest) -> str | None:
+    """The secret of ``Authorization: Bearer <secret>``; None without the header."""
+    header = request.headers.get("Authorization")
+    if not header:
+        return None
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        raise AuthenticationError(message="The Authorization header must be 'Bearer <token>'.")
+    return secret.strip()
+
+
+class AgentBearer(HttpBearer):
+    """Bearer token auth that also checks the token carries ``scope`` (None: the
+    endpoint checks scopes itself, as the tools do per tool)."""
+
+    def __init__(self, scope: str | None) -> None:
         self.scope = scope
         super().__init__()
 
     def __call__(self, request: HttpRequest) -> Any:
-        header = request.headers.get("Authorization")
-        if not header:
+        secret = bearer_secret(request)
+        if secret is None:
             return None  # no token: let the session try
-        scheme, _, secret = header.partition(" ")
-        if scheme.lower() != "bearer" or not secret.strip():
-            raise AuthenticationError(message="The Authorization header must be 'Bearer <token>'.")
-        return self.authenticate(request, secret.strip())
+        return self.authenticate(request, secret)
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
-        if AxesProxyHandler.is_locked(request, TOKEN_CREDENTIALS):
-            raise CredentialsThrottled()
-        try:
-            agent_token = agent_token_authenticate(secret=token)
-        except TokenRejected as exc:
-            # Counted by axes, which flags the request once the address is locked out.
-            user_login_failed.send(
-                sender=type(self), credentials=TOKEN_CREDENTIALS, request=request
-            )
-            raise AuthenticationError(message=str(exc)) from None
-        if not agent_token.has_scope(self.scope):
+        agent_token = token_authenticate(request, secret=token)
+        if self.scope is not None and not agent_token.has_scope(self.scope):
             raise AuthorizationError(
                 message=f"This token lacks the '{self.scope}' scope "
                 f"(it has: {', '.join(agent_token.scopes) or 'none'})."
@@ -142,3 +156,4 @@ class DashboardSession(SessionAuth):
 
 read_auth = [AgentBearer("read"), DashboardSession()]
 write_auth = [AgentBearer("write"), DashboardSession()]
+any_scope_auth = [AgentBearer(None), DashboardSession()]

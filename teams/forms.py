@@ -33,6 +33,12 @@ class MemberRoleForm(forms.Form):
     role = forms.ChoiceField(choices=Role.choices)
 
 
+def tool_choices() -> list[tuple[str, str]]:
+    from memoryhub.tools import tool_names
+
+    return [(name, name) for name in tool_names()]
+
+
 class AgentTokenForm(forms.Form):
     name = forms.CharField(max_length=100)
     fleet = forms.CharField(max_length=100, required=False)
@@ -42,6 +48,24 @@ class AgentTokenForm(forms.Form):
         initial=[Scope.READ, Scope.WRITE],
         widget=forms.CheckboxSelectMultiple,
     )
+    tools = forms.MultipleChoiceField(
+        choices=tool_choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="None checked: every tool its scopes allow.",
+    )
+
+    def clean_tools(self) -> list[str] | None:
+        return self.cleaned_data["tools"] or None
+
+
+class AgentTokenToolsForm(forms.Form):
+    tools = forms.MultipleChoiceField(
+        choices=tool_choices, required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+    def clean_tools(self) -> list[str] | None:
+        return self.cleaned_data["tools"] or None
 
 
 class MemorySettingsForm(forms.Form):

@@ -162,6 +162,8 @@ class AgentToken(models.Model):
     fleet = models.CharField(max_length=100, blank=True, default="")
     role = models.CharField(max_length=100, blank=True, default="")
     scopes = models.JSONField(default=list)
+    # The agent tools it may call by name; None: every tool its scopes allow.
+    tools = models.JSONField(null=True, blank=True, default=None)
     prefix = models.CharField(max_length=16, help_text="Shown to tell tokens apart.")
     secret_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -187,6 +189,9 @@ class AgentToken(models.Model):
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes
+
+    def has_tool(self, name: str) -> bool:
+        return self.tools is None or name in self.tools
 
 
 class AuditEvent(models.Model):

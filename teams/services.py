@@ -63,6 +63,15 @@ class Actor:
                 f"This token lacks the '{scope}' scope; create one with it under Agents."
             )
 
+    def require_tool(self, name: str) -> None:
+        """An agent's token must have the tool enabled; a person may call every tool."""
+        if self.token is not None and not self.token.has_tool(name):
+            raise Forbidden(
+                f"The tool {name} is not enabled for this token "
+                f"(it may call: {', '.join(self.token.tools or []) or 'no tools'}); "
+                "change its tools under Agents."
+            )
+
 
 # --- Audit -------------------------------------------------------------------------------
 
@@ -473,6 +482,19 @@ def scope_for_new_row(
 # --- Agent tokens -------------------------------------------------------------------------------
 
 
+def _clean_tools(tools: list[str] | None) -> list[str] | None:
+    """None (every tool) or the named tools, each one the registry knows."""
+    if tools is None:
+        return None
+    from memoryhub.tools import tool_names
+
+    known = tool_names()
+    unknown = sorted({str(name)[:64] for name in tools} - set(known))
+    if unknown:
+        raise InvalidInput(f"Unknown tool {', '.join(unknown)}: use {', '.join(known)}.")
+    return [name for name in known if name in tools]
+
+
 def _clean_scopes(scopes: list[str] | str) -> list[str]:
     if isinstance(scopes, str):
         scopes = [s.strip() for s in scopes.split(",") if s.strip()]
@@ -492,13 +514,15 @@ def agent_token_create(
     fleet: str = "",
     role: str = "",
     scopes: list[str] | str = ("read",),
+    tools: list[str] | None = None,
 ) -> tuple[AgentToken, str]:
-    """Create a token for the acting user. Returns the token and its secret, which is
-    never stored and cannot be shown again."""
+    """Create a token for the acting user, limited to ``tools`` (None: every tool).
+    Returns the token and its secret, which is never stored and cannot be shown again."""
     name = clean_name(name, owner="A token", max_length=100)
     if len(fleet) > 100 or len(role) > 100:
         raise InvalidInput("Fleet and role are at most 100 characters each.")
     clean_scopes = _clean_scopes(list(scopes) if not isinstance(scopes, str) else scopes)
+    clean_tools = _clean_tools(tools)
     if AgentToken.objects.filter(user=actor.user, name=name, revoked_at__isnull=True).exists():
         raise Conflict(f"You already have an active token named '{name}'.")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -509,6 +533,7 @@ def agent_token_create(
             fleet=fleet.strip(),
             role=role.strip(),
             scopes=clean_scopes,
+            tools=clean_tools,
             prefix=secret[: len(TOKEN_PREFIX) + 6],
             secret_hash=hash_secret(secret),
         )
@@ -519,9 +544,40 @@ def agent_token_create(
         action="token.create",
         target_type="agent_token",
         target_id=token.pk,
-        details={"name": name, "fleet": token.fleet, "role": token.role, "scopes": clean_scopes},
+        details={
+            "name": name,
+            "fleet": token.fleet,
+            "role": token.role,
+            "scopes": clean_scopes,
+            "tools": clean_tools,
+        },
     )
     return token, secret
+
+
+@transaction.atomic
+def agent_token_set_tools(
+    *, actor: Actor, token: AgentToken, tools: list[str] | None
+) -> AgentToken:
+    """Limit a token to ``tools`` (None: every tool); its owner or staff may do it."""
+    if token.user_id != actor.user.pk and not actor.user.is_staff:
+        raise NotFound("No such token.")
+    clean_tools = _clean_tools(tools)
+    token = row_for_update(token, missing="No such token.")
+    if token.revoked_at is not None:
+        raise Conflict("This token is revoked; create a new one.")
+    if token.tools != clean_tools:
+        before = token.tools
+        token.tools = clean_tools
+        token.save(update_fields=["tools"])
+        audit_log(
+            actor=actor,
+            action="token.tools",
+            target_type="agent_token",
+            target_id=token.pk,
+            details={"name": token.name, "from": before, "to": clean_tools},
+        )
+    return token
 
 
 @transaction.atomic

@@ -26,6 +26,7 @@ urlpatterns = [
     path("invite/<uidb64>/<token>/", views.InviteAcceptView.as_view(), name="invite-accept"),
     path("agents/", views.agents_view, name="agents"),
     path("agents/<int:token_id>/revoke/", views.agent_revoke_view, name="agent-revoke"),
+    path("agents/<int:token_id>/tools/", views.agent_tools_view, name="agent-tools"),
     path("audit/", views.audit_view, name="audit"),
     path("settings/", views.settings_view, name="settings"),
 ]

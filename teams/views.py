@@ -19,12 +19,14 @@ from memoryhub.htmx import htmx_partial, htmx_render
 from teams import selectors, services
 from teams.forms import (
     AgentTokenForm,
+    AgentTokenToolsForm,
     AuditFilterForm,
     MemberAddForm,
     MemberRoleForm,
     MemorySettingsForm,
     TeamForm,
     UserInviteForm,
+    tool_choices,
 )
 from teams.models import AgentToken, Membership
 from teams.services import Actor
@@ -277,8 +279,39 @@ def agents_view(request: HttpRequest) -> HttpResponse:
         "tokens": selectors.agent_token_list(user=request.user),
         "form": form,
         "created": created,
+        "tool_names": [name for name, _ in tool_choices()],
     }
     return htmx_render(request, "teams/agents.html", context, partial="agents-panel", status=status)
+
+
+@login_required
+@require_POST
+def agent_tools_view(request: HttpRequest, token_id: int) -> HttpResponse:
+    """Limit a token to the checked tools (none checked: every tool)."""
+    token = get_object_or_404(AgentToken, pk=token_id, user=request.user)
+    form = AgentTokenToolsForm(request.POST)
+    status, error = 200, None
+    if form.is_valid():
+        try:
+            token = services.agent_token_set_tools(
+                actor=Actor.from_request(request), token=token, tools=form.cleaned_data["tools"]
+            )
+        except ApplicationError as exc:
+            status, error = exc.status_code, exc.message
+    else:
+        status, error = 400, " ".join(form.errors.get("tools", ["Unknown tool."]))
+    if htmx_partial(request):
+        context = {
+            "token": token,
+            "tool_names": [name for name, _ in tool_choices()],
+            "tools_error": error,
+        }
+        return htmx_render(request, "teams/agents.html#token-row", context, status=status)
+    if error:
+        messages.error(request, error)
+    else:
+        messages.success(request, f"Tools of {token.name} saved.")
+    return redirect("agents")
 
 
 @login_required

@@ -444,7 +444,7 @@ class AccessWorld(RuleBasedStateMachine):
 
 def read_everything(api, session, user, markers, searched, fact_ids, page_ids, slugs):
     """(label, text) of every read path as ``user``: the API with the agent's token, the
-    dashboard with the user's session, and the agent tools."""
+    dashboard with the user's session, and the agent tools (in process, over REST and MCP)."""
     from codegraph.tools import codegraph_query
     from concepts.models import Entity
     from concepts.tools import concept_query
@@ -456,6 +456,27 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         assert response.status_code < 500, (url, response.status_code)
         echoed = params.get("q") or params.get("topic") or params.get("entity") or params.get("tag")
         return without_echo(response.content.decode(), echoed)
+
+    def tool(client, name, **arguments) -> str:
+        response = client.post(f"/api/tools/{name}", arguments, content_type="application/json")
+        assert response.status_code < 500, (name, response.status_code)
+        return response.content.decode()
+
+    def mcp(client, name, **arguments) -> str:
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+        response = client.post(
+            "/mcp",
+            message,
+            content_type="application/json",
+            headers={"Accept": "application/json, text/event-stream"},
+        )
+        assert response.status_code < 500, (name, response.status_code)
+        return response.content.decode()
 
     actor = Actor(user=user)
     yield "GET /api/memories", get(api, "/api/memories", limit=200)
@@ -495,9 +516,22 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     yield "POST /api/recall", recalled.content.decode()
     answer = recall(actor=actor, query=" ".join([FILLER, *markers])[:1000], max_items=50)
     yield "recall tool", f"{answer.text}\n{answer.data}"
+    yield (
+        "POST /api/tools/recall",
+        tool(api, "recall", query=" ".join([FILLER, *markers])[:1000], max_items=50),
+    )
+    yield "MCP recall", mcp(api, "recall", query=" ".join([FILLER, *markers])[:1000], max_items=50)
     if fact_ids:
         answer = memory_get(actor=actor, ids=fact_ids[:50])
         yield "memory_get tool", f"{answer.text}\n{answer.data}"
+        yield "POST /api/tools/memory_get", tool(api, "memory_get", ids=fact_ids[:50])
+        yield "MCP memory_get", mcp(api, "memory_get", ids=fact_ids[:50])
+    for tier in ("org", "skill"):
+        body = {"tier": tier, "limit": 50, "scope": "cross", "justification": "access test"}
+        tiered = api.post("/api/recall/tiered", body, content_type="application/json")
+        assert tiered.status_code == 200, tiered.content
+        yield f"POST /api/recall/tiered {tier}", tiered.content.decode()
+        yield f"MCP tiered_recall {tier}", mcp(api, "tiered_recall", **body)
     for fact_id in fact_ids:
         yield f"GET /api/memories/{fact_id}", get(api, f"/api/memories/{fact_id}")
         yield f"GET /memory/{fact_id}/", get(session, f"/memory/{fact_id}/")
@@ -511,6 +545,8 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         yield f"GET /api/wiki/{slug}", get(api, f"/api/wiki/{slug}")
         with contextlib.suppress(ApplicationError):
             yield f"wiki_read {slug}", str(wiki_read(actor=actor, title_or_slug=slug).data)
+        yield f"POST /api/tools/wiki_read {slug}", tool(api, "wiki_read", title_or_slug=slug)
+        yield f"MCP wiki_read {slug}", mcp(api, "wiki_read", title_or_slug=slug)
     for marker in searched:
         preview = api.post(
             "/api/forget", {"topic": marker, "dry_run": True}, content_type="application/json"
@@ -538,6 +574,19 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         for name, run in (("codegraph_query", codegraph_query), ("wiki_search", wiki_search)):
             answer = run(actor=actor, query=marker)
             yield f"{name} {marker}", without_echo(f"{answer.text}\n{answer.data}", marker)
+            yield (
+                f"POST /api/tools/{name} {marker}",
+                without_echo(tool(api, name, query=marker), marker),
+            )
+            yield f"MCP {name} {marker}", without_echo(mcp(api, name, query=marker), marker)
+        yield (
+            f"POST /api/tools/memory_forget {marker}",
+            without_echo(tool(api, "memory_forget", topic=marker), marker),
+        )
+        yield (
+            f"MCP memory_forget {marker}",
+            without_echo(mcp(api, "memory_forget", topic=marker), marker),
+        )
         yield (
             f"GET /api/concept-graph/query?entity={marker}",
             get(api, "/api/concept-graph/query", entity=marker),
@@ -562,6 +611,7 @@ def without_echo(text: str, query: str | None) -> str:
         f'value="{query}"', f"q={query}", f"topic={query}", f"tag={query}", f"'{query}'",
         f"“{query}”",
         f'"query": "{query}"', f'"topic": "{query}"',
+        f'"query":"{query}"', f'"topic":"{query}"',  # compact JSON (MCP)
     )  # fmt: skip
     for echo in echoes:
         text = text.replace(echo, "")

@@ -5,7 +5,9 @@ person has approved comes back with ``"flagged": true``, its findings (without t
 matched excerpts) and ``"content": None``; search gives it no snippet.
 """
 
-from pydantic import BaseModel, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from memoryhub.toolkit import ToolAnswer, tool
 from teams.services import Actor
@@ -19,7 +21,15 @@ class WikiSearchArguments(BaseModel):
     limit: int = Field(10, ge=1, le=50)
 
 
-@tool(arguments=WikiSearchArguments)
+class WikiSearchAnswer(BaseModel):
+    query: str
+    items: list[dict[str, Any]] = Field(
+        description="Pages (id, slug, title, project, kind, ...) with snippet and score"
+    )
+    count: int
+
+
+@tool(arguments=WikiSearchArguments, answer=WikiSearchAnswer)
 def wiki_search(actor: Actor, args: WikiSearchArguments) -> ToolAnswer:
     """Wiki pages matching the query (title, content, tags), best first, with snippets;
     read one whole with wiki_read."""
@@ -46,7 +56,22 @@ class WikiReadArguments(BaseModel):
     project: str | None = Field(None, description="The page's project (any when left out)")
 
 
-@tool(arguments=WikiReadArguments)
+class WikiPage(BaseModel):
+    """A page as the wiki's API gives it; ``content`` is None when withheld."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: int
+    title: str
+    slug: str
+    project: str
+    kind: str
+    visibility: str
+    withheld: bool
+    content: str | None = None
+
+
+@tool(arguments=WikiReadArguments, answer=WikiPage)
 def wiki_read(actor: Actor, args: WikiReadArguments) -> ToolAnswer:
     """One wiki page by title or slug, with its content unless the injection scanner's
     verdict withholds it."""
@@ -70,7 +95,12 @@ class WikiWriteArguments(BaseModel):
     visibility: str | None = Field(None, description="private, team or global")
 
 
-@tool(arguments=WikiWriteArguments, scope="write", idempotent=True)
+class WikiWriteAnswer(WikiPage):
+    created: bool
+    changed: bool
+
+
+@tool(arguments=WikiWriteArguments, answer=WikiWriteAnswer, scope="write", idempotent=True)
 def wiki_write(actor: Actor, args: WikiWriteArguments) -> ToolAnswer:
     """Create a wiki page, or update the page of that title; says whether it was created
     or changed."""

@@ -9,7 +9,7 @@ import shlex
 import pytest
 from django.test import Client
 
-from teams.models import AgentToken
+from teams.models import AgentToken, AuditEvent
 
 pytestmark = pytest.mark.django_db
 
@@ -83,3 +83,58 @@ def test_a_refused_token_shows_no_snippet_and_creates_nothing(owner_client):
     assert response.status_code == 400
     assert "new-token-env" not in response.content.decode()
     assert not AgentToken.objects.exists()
+
+
+def test_a_token_created_with_some_tools_can_call_only_those(owner_client):
+    response = owner_client.post(
+        "/agents/",
+        {"name": "reader", "scopes": ["read", "write"], "tools": ["recall", "wiki_search"]},
+        headers=HTMX,
+    )
+    assert response.status_code == 200
+    token = AgentToken.objects.get(name="reader")
+    assert token.tools == ["recall", "wiki_search"]
+    secret = block(response.content.decode(), "new-secret")
+    agent = Client(headers={"Authorization": f"Bearer {secret}"})
+    names = [t["name"] for t in agent.get("/api/tools").json()["tools"]]
+    assert names == ["recall", "wiki_search"]
+
+
+def test_a_token_created_with_no_tool_checked_may_call_every_tool(owner_client):
+    created_panel(owner_client)
+    assert AgentToken.objects.get(name="deploy-bot").tools is None
+    assert "<td>\n            all" in owner_client.get("/agents/").content.decode()
+
+
+def test_the_owner_changes_a_tokens_tools_on_the_agents_page(owner, owner_client, make_token):
+    token, _ = make_token(owner)
+    response = owner_client.post(
+        f"/agents/{token.pk}/tools/", {"tools": ["memory_get", "recall"]}, headers=HTMX
+    )
+    assert response.status_code == 200
+    assert "recall, memory_get" in response.content.decode()  # the registry's order
+    token.refresh_from_db()
+    assert token.tools == ["recall", "memory_get"]
+    owner_client.post(f"/agents/{token.pk}/tools/", {}, headers=HTMX)
+    token.refresh_from_db()
+    assert token.tools is None
+    actions = list(
+        AuditEvent.objects.filter(action="token.tools")
+        .order_by("id")
+        .values_list("details__to", flat=True)
+    )
+    assert actions == [["recall", "memory_get"], None]
+
+
+def test_an_unknown_tool_or_someone_elses_token_changes_nothing(
+    owner, outsider_client, owner_client, make_token
+):
+    token, _ = make_token(owner)
+    response = owner_client.post(f"/agents/{token.pk}/tools/", {"tools": ["rm_rf"]}, headers=HTMX)
+    assert response.status_code == 400
+    assert "rm_rf" in response.content.decode()
+    assert outsider_client.post(
+        f"/agents/{token.pk}/tools/", {"tools": ["recall"]}
+    ).status_code == (404)
+    token.refresh_from_db()
+    assert token.tools is None

@@ -146,3 +146,12 @@ def test_create_agent_token_command_refuses_unknown_user(db):
 
     with pytest.raises(CommandError, match="No user named 'ghost'"):
         call_command("create_agent_token", "--user", "ghost", "--name", "x")
+
+
+def test_create_agent_token_command_limits_the_tools(owner, capsys):
+    from django.core.management import CommandError, call_command
+
+    call_command("create_agent_token", "--user", "alice", "--name", "r", "--tools", "recall")
+    assert AgentToken.objects.get(name="r").tools == ["recall"]
+    with pytest.raises(CommandError, match="Unknown tool shell"):
+        call_command("create_agent_token", "--user", "alice", "--name", "s", "--tools", "shell")

@@ -18,6 +18,11 @@ class Command(BaseCommand):
             default="read,write",
             help="Comma-separated scopes: read, write (default both).",
         )
+        parser.add_argument(
+            "--tools",
+            default="",
+            help="Comma-separated tools it may call (default: every tool its scopes allow).",
+        )
 
     def handle(self, *args: object, **options: str) -> None:
         User = get_user_model()
@@ -32,6 +37,7 @@ class Command(BaseCommand):
                 fleet=options["fleet"],
                 role=options["role"],
                 scopes=options["scopes"],
+                tools=[t.strip() for t in options["tools"].split(",") if t.strip()] or None,
             )
         except ApplicationError as exc:
             raise CommandError(exc.message) from None

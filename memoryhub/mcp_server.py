@@ -1,0 +1,206 @@
+"""The tool registry served over MCP with the official SDK: streamable HTTP at ``/mcp``
+(a Django view, so the WSGI server that serves the rest serves it too) and stdio
+(``manage.py mcp``).
+
+Over HTTP the server is stateless and answers JSON: each POST carries one message and
+its bearer token, is authenticated like any API call, and gets its answer in the
+response, so no session outlives a request and any worker may answer any request. The
+caller is the token's user, never a user id the caller names.
+
+The SDK is asynchronous; the tools are Django code. Each request runs the SDK's
+session manager in an event loop of its own (``async_to_sync``), and the tool calls
+come back to the request's own thread (``sync_to_async(thread_sensitive=True)``),
+with its database connection.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import mcp_types as types
+from asgiref.sync import async_to_sync, sync_to_async
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from mcp.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.exceptions import MCPError
+from ninja.errors import AuthenticationError, Throttled
+
+from memoryhub.errors import ApplicationError
+from memoryhub.llm import ChatModelError
+from memoryhub.toolkit import Tool
+from memoryhub.tools import tool_call, tool_list_usable, tool_registry
+from teams.auth import bearer_secret, token_authenticate
+from teams.services import Actor
+
+INSTRUCTIONS = (
+    "MemoryHub remembers for you across sessions. Each turn, call recall with the "
+    "user's message and read its `## Recalled Facts`; store durable facts with "
+    "memory_write; fetch whole items by id with memory_get or wiki_read."
+)
+
+
+class ActorGone(Exception):
+    """The token stopped being valid (revoked, its user deactivated) mid-session."""
+
+
+def mcp_tool(found: Tool) -> types.Tool:
+    return types.Tool(
+        name=found.name,
+        description=found.description,
+        input_schema=found.input_schema(),
+        output_schema=found.output_schema(),
+        annotations=types.ToolAnnotations(
+            read_only_hint=found.read_only,
+            destructive_hint=found.destructive,
+            idempotent_hint=found.idempotent,
+            open_world_hint=False,
+        ),
+    )
+
+
+def mcp_server(*, actor_of: Callable[[], Actor], transport: str) -> Server:
+    """An MCP server of the tools ``actor_of()`` may call, run as that actor.
+    ``actor_of`` is asked on every request, so a token revoked meanwhile stops."""
+
+    def actor() -> Actor:
+        try:
+            return actor_of()
+        except ActorGone as exc:
+            raise MCPError(code=types.INVALID_REQUEST, message=str(exc)) from None
+
+    def listing() -> list[types.Tool]:
+        return [mcp_tool(found) for found in tool_list_usable(actor=actor())]
+
+    def calling(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        try:
+            answer = tool_call(
+                actor=actor(), name=name, arguments=arguments or {}, transport=transport
+            )
+        except (ApplicationError, ChatModelError) as exc:
+            if name not in tool_registry():
+                raise MCPError(code=types.INVALID_PARAMS, message=exc.message) from None
+            return types.CallToolResult(
+                content=[types.TextContent(text=exc.message)], is_error=True
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(text=answer.text)], structured_content=answer.data
+        )
+
+    async def on_list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        tools = await sync_to_async(listing, thread_sensitive=True)()
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await sync_to_async(calling, thread_sensitive=True)(params.name, params.arguments)
+
+    return Server(
+        "memoryhub",
+        version="1",
+        title="MemoryHub",
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+# --- Streamable HTTP ---------------------------------------------------------------------
+
+
+def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
+    headers = [
+        (name.lower().encode("latin-1"), value.encode("latin-1", "replace"))
+        for name, value in request.headers.items()
+    ]
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": request.method,
+        "scheme": request.scheme,
+        "path": request.path,
+        "raw_path": request.path.encode(),
+        "root_path": "",
+        "query_string": request.META.get("QUERY_STRING", "").encode("latin-1", "replace"),
+        "headers": headers,
+        "client": (request.META.get("REMOTE_ADDR", ""), 0),
+        "server": (request.get_host(), 0),
+    }
+
+
+async def _exchange(server: Server, scope: dict[str, Any], body: bytes) -> HttpResponse:
+    """One HTTP exchange with the SDK's stateless, JSON-answering transport."""
+    manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+    sent_body = False
+    status = 500
+    headers: list[tuple[bytes, bytes]] = []
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent_body
+        if not sent_body:
+            sent_body = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await anyio.sleep_forever()  # the client stays until the answer is sent
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status, headers
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            headers = list(message.get("headers", []))
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+
+    async with manager.run():
+        await manager.handle_request(scope, receive, send)
+    response = HttpResponse(b"".join(chunks), status=status)
+    for name, value in headers:
+        if name.lower() not in (b"content-length", b"connection"):
+            response[name.decode("latin-1")] = value.decode("latin-1")
+    return response
+
+
+REFUSED = -32001  # a JSON-RPC error code of the server's own range: not authorised
+
+
+def _refusal(message: str, status: int) -> JsonResponse:
+    """A refusal both a plain HTTP client (``detail``) and an MCP client (a JSON-RPC
+    error, whose message the SDK's client raises) can read."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": REFUSED, "message": message},
+        "detail": message,
+    }
+    response = JsonResponse(body, status=status)
+    if status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="memoryhub"'
+    return response
+
+
+@csrf_exempt
+def mcp_view(request: HttpRequest) -> HttpResponse:
+    """MCP over streamable HTTP: ``Authorization: Bearer <agent token>`` on every
+    request; POST a JSON-RPC message, get its answer as JSON. There is no stream to
+    open with GET and no session to end with DELETE."""
+    try:
+        secret = bearer_secret(request)
+        if secret is None:
+            return _refusal("Send 'Authorization: Bearer <agent token>'.", 401)
+        token = token_authenticate(request, secret=secret)
+    except Throttled as exc:
+        response = _refusal(str(exc.message), 429)
+        response["Retry-After"] = str(exc.wait or 60)
+        return response
+    except AuthenticationError as exc:
+        return _refusal(str(exc.message), 401)
+    if request.method != "POST":
+        response = _refusal("POST JSON-RPC messages here; this server opens no streams.", 405)
+        response["Allow"] = "POST"
+        return response
+    actor = Actor(user=token.user, token=token)
+    server = mcp_server(actor_of=lambda: actor, transport="mcp-http")
+    return async_to_sync(_exchange)(server, _asgi_scope(request), request.body)
