@@ -542,6 +542,7 @@ def tool_world(owner, remember, tmp_path, settings) -> dict:
 
     fact = remember(owner, "The staging database runs on host db-stage-2")
     remember(owner, "Alice drinks her espresso without sugar")
+    remember(owner, "Ledgerd runs on Postgres.")
     wiki_page_upsert(
         actor=Actor(user=owner),
         title="Deploy runbook",
@@ -564,4 +565,5 @@ def tool_world(owner, remember, tmp_path, settings) -> dict:
         "wiki_search": {"query": "canary"},
         "wiki_read": {"title_or_slug": "Deploy runbook"},
         "wiki_write": {"title": "Vendors", "content": "Acme ships on Mondays."},
+        "concept_query": {"entity": "Ledgerd"},
     }

@@ -25,6 +25,7 @@ EVERY_TOOL = [
     "wiki_search",
     "wiki_read",
     "wiki_write",
+    "concept_query",
 ]
 
 
@@ -80,6 +81,7 @@ def test_a_read_only_token_lists_only_the_tools_it_can_call(owner, make_token):
         "codegraph_query",
         "wiki_search",
         "wiki_read",
+        "concept_query",
     ]
 
 
