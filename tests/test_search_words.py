@@ -78,3 +78,11 @@ def test_a_filter_that_admits_nothing_finds_nothing(indexed):
 
     assert FACT_FTS.search('"tests"', limit=5, within=Fact.objects.none()) == []
     assert FACT_FTS.search_words("who runs tests", limit=5, within=Fact.objects.none()) == []
+
+
+def test_a_new_row_under_the_id_of_an_entry_left_behind_replaces_it(indexed):
+    # Row 4's fact went without its index entry (a cascade); its id is given out again.
+    FACT_FTS.upsert([(4, ("Dinner is at eight", ""))], new=True)
+    assert FACT_FTS.content_of(4) == ("Dinner is at eight", "")
+    assert FACT_FTS.search('"lunch"', limit=5) == []
+    assert [h.id for h in FACT_FTS.search('"dinner"', limit=5)] == [4]

@@ -112,7 +112,9 @@ class FtsIndex:
 
     def upsert(self, rows: Iterable[tuple[int, Sequence[str]]], *, new: bool = False) -> None:
         """Index (or re-index) rows given as ``(id, (column values...))``. With
-        ``new=True`` the rows are known not to be indexed yet and are only inserted."""
+        ``new=True`` the rows are new and are only inserted; an entry already under one
+        of their ids (left by a row deleted without its index, such as by a cascade, and
+        its id given out again after a migration rebuilt the table) is replaced."""
         rows = list(rows)
         if not rows:
             return
@@ -122,7 +124,7 @@ class FtsIndex:
             if not new:
                 self._delete(cursor, [row_id for row_id, _ in rows])
             cursor.executemany(
-                f"INSERT INTO {self.table}({cols}) VALUES ({placeholders})",
+                f"INSERT OR REPLACE INTO {self.table}({cols}) VALUES ({placeholders})",
                 [(row_id, *values) for row_id, values in rows],
             )
 
