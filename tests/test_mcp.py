@@ -2,9 +2,11 @@
 (in both the initialize handshake and the per-request protocol) and stdio through
 ``manage.py mcp``. Every call runs as the token's user, within its scopes and tools."""
 
+import asyncio
 import contextlib
 import json
 import sys
+import threading
 from collections.abc import AsyncIterator
 
 import anyio
@@ -25,6 +27,35 @@ from teams.services import Actor, agent_token_revoke
 pytestmark = pytest.mark.django_db(transaction=True)
 
 EVERY_TOOL = list(tool_registry())
+
+
+def beside_the_loop(call, *args, **kwargs):
+    """``call(*args, **kwargs)``, on a thread of its own if an event loop runs in this
+    one: browser tests leave Playwright's loop running in the test thread, where neither
+    ``anyio.run`` nor the view's ``async_to_sync`` may start another (a web server's
+    threads run none)."""
+    from django.db import connections
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return call(*args, **kwargs)
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call(*args, **kwargs)
+        except BaseException as exc:  # raised again in the test thread
+            outcome["error"] = exc
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
 
 
 @contextlib.asynccontextmanager
@@ -67,7 +98,7 @@ def check_every_tool(client_of, tool_world) -> None:
             recalled = await client.call_tool("recall", tool_world["recall"])
             assert "db-stage-2" in recalled.content[0].text
 
-    anyio.run(run)
+    beside_the_loop(anyio.run, run)
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -109,7 +140,7 @@ def refusals(client_of, *, owner, make_token) -> None:
             result = await client.call_tool("wiki_write", {"title": "T", "content": "c"})
             assert result.is_error and "not enabled for this token" in result.content[0].text
 
-    anyio.run(run)
+    beside_the_loop(anyio.run, run)
     assert not Fact.objects.exists()
 
 
@@ -130,7 +161,7 @@ def test_the_caller_cannot_name_another_user(live_server, owner, outsider, make_
             arguments = {"query": "bank PIN hint", "user": "alice", "user_id": owner.pk}
             return json.dumps((await client.call_tool("recall", arguments)).structured_content)
 
-    assert "first cat" not in anyio.run(run)
+    assert "first cat" not in beside_the_loop(anyio.run, run)
 
 
 def test_a_revoked_token_is_refused_over_streamable_http(live_server, owner, make_token):
@@ -142,7 +173,7 @@ def test_a_revoked_token_is_refused_over_streamable_http(live_server, owner, mak
             await client.list_tools()
 
     with pytest.raises(BaseException) as caught:
-        anyio.run(run)
+        beside_the_loop(anyio.run, run)
     assert "This token has been revoked." in repr(caught.value)
 
 
@@ -156,7 +187,7 @@ def test_a_revoked_token_is_refused_over_stdio(owner, make_token, tmp_path):
             with pytest.raises(MCPError, match="revoked"):
                 await client.call_tool("recall", {"query": "x"})
 
-    anyio.run(run)
+    beside_the_loop(anyio.run, run)
     revoked_at_start = over_stdio(secret, tmp_path)
 
     async def start() -> None:
@@ -164,29 +195,37 @@ def test_a_revoked_token_is_refused_over_stdio(owner, make_token, tmp_path):
             pass
 
     with pytest.raises(BaseException):  # noqa: B017 - the server exits at once
-        anyio.run(start)
+        beside_the_loop(anyio.run, start)
 
 
 def test_the_http_endpoint_answers_plainly_without_a_token_or_to_a_get(owner, make_token):
-    response = DjangoClient().post("/mcp", "{}", content_type="application/json")
+    response = beside_the_loop(DjangoClient().post, "/mcp", "{}", content_type="application/json")
     assert response.status_code == 401
     assert response["WWW-Authenticate"].startswith("Bearer")
-    bad = DjangoClient(headers={"Authorization": "Bearer mh_nope"}).post(
-        "/mcp", "{}", content_type="application/json"
+    bad = beside_the_loop(
+        DjangoClient(headers={"Authorization": "Bearer mh_nope"}).post,
+        "/mcp",
+        "{}",
+        content_type="application/json",
     )
     assert bad.status_code == 401 and bad.json()["detail"] == "Invalid token."
     _, secret = make_token(owner)
     agent = DjangoClient(headers={"Authorization": f"Bearer {secret}"})
-    assert agent.get("/mcp").status_code == 405
-    garbage = agent.post(
-        "/mcp", "not json", content_type="application/json", HTTP_ACCEPT="application/json"
+    assert beside_the_loop(agent.get, "/mcp").status_code == 405
+    garbage = beside_the_loop(
+        agent.post,
+        "/mcp",
+        "not json",
+        content_type="application/json",
+        HTTP_ACCEPT="application/json",
     )
     assert 400 <= garbage.status_code < 500
 
 
 def mcp_post(client: DjangoClient, method: str, params: dict) -> dict:
     """One JSON-RPC message to /mcp, as any MCP client over HTTP sends it."""
-    response = client.post(
+    response = beside_the_loop(
+        client.post,
         "/mcp",
         {"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
         content_type="application/json",
@@ -216,4 +255,4 @@ def test_the_web_server_of_make_run_serves_mcp(start_web, owner, make_token, rem
         async with over_http(url, secret) as client:
             return (await client.call_tool("recall", {"query": "release train"})).content[0].text
 
-    assert "leaves on Thursdays" in anyio.run(run)
+    assert "leaves on Thursdays" in beside_the_loop(anyio.run, run)
