@@ -216,3 +216,24 @@ RULES += [
         200,
     ),
 ]
+
+RULES += [
+    PhraseRule(
+        "output-hijack",
+        "high",
+        "tells the reader what its whole reply must be",
+        rx(
+            rf"\byour (?:\w+ )?{ANSWER} (?:must|should|shall|will|has to|needs to) (?:be|read|say)"
+            r" (?:exactly|only|just|precisely|nothing but|simply|verbatim)\s*:?\s*"
+            rf"{QUOTED}"
+            rf"|\b(?:replace|substitute|swap|overwrite) (?:your|each|every|any) (?:entire |whole |"
+            rf"final )?{ANSWER} (?:with|for)\s*:?\s*(?:{QUOTED}|the (?:following|text|phrase|"
+            r"words|string))"
+        ),
+        YOUR_ANSWER_ANCHORS
+        + " "
+        + combos("replace substitute swap overwrite", "your each every any"),
+        40,
+        200,
+    ),
+]

@@ -35,14 +35,18 @@ RULES = [
             rf"\b{STORE}\b(?:{S}{ANY_WORD}){{0,10}}?{S}(?:in|into|to|inside|within|as part of)"
             rf" (?:the )?{MEMORY}\b"
             rf"|\b(?:update|change|overwrite|replace|correct|modify|rewrite|amend|edit|reset|"
-            rf"wipe|erase|clear)(?: in)? {MEMORY}\b"
+            rf"wipe|erase|clear)(?: in)? (?:{MEMORY}|your (?:knowledge|beliefs|understanding|"
+            r"world model)\b(?! (?:base|of (?:the|how|what|this)\b)))\b"
+            r"|\b(?:remember|memori[sz]e|store|save|record|note|commit|persist|keep|learn)"
+            r" (?:this|the following)(?: as)?(?: an?| your)?(?: new| permanent| persistent|"
+            rf" standing| core| global)* {FACT}\s*:"
             r"|\b(?:remember|memori[sz]e|store|save|record|note|commit|persist|keep|retain)"
             r"(?: this| that| the following| these| it| them)? as (?:an? |your |the )?"
             r"(?:new |permanent |persistent |long-term |standing |global |core |important |key |"
             rf"general |verified |established |trusted )*{FACT}s?\b"
         ),
         "memory memories stored_facts fact rule truth preference instruction polic directive "
-        "belief",
+        "belief knowledge understanding world_model",
         160,
         80,
     ),

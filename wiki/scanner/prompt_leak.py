@@ -26,6 +26,8 @@ PROMPT = (
     r"instructions)|pre-?prompts?|meta-?prompts?|(?:initial|original|hidden|secret|internal|"
     r"starting|opening|first|very first|base|underlying|full|entire|complete|exact|verbatim)"
     r"(?: system)? (?:prompts?|instructions|directives|configuration)"
+    r"|(?:the )?(?:text|words|content|messages?)(?: that| which)? (?:was|were|has been|have"
+    r" been) (?:given|sent|provided|shown|passed) to you"
     r"|(?:instructions?|prompts?|rules|guidelines|directives)"
     r" (?:you (?:were|have been|had been) (?:given|told|provided)|you (?:received|got)"
     r"|(?:given|provided|passed) to you|that (?:you were|were) given)"
@@ -118,9 +120,13 @@ RULES = [
             r"by (?:your|the) (?:developers?|creators?|operators?|system))"
             r"|\bwhat (?:does|did|do) (?:your|the) (?:system prompt|prompt|instructions|"
             r"developers?|creators?|operators?) (?:say|tell you|contain|instruct|ask)"
+            r"|\bwhat (?:was|were|is|are) (?:the )?(?:very )?(?:first|initial|earliest|opening)"
+            r" (?:thing|message|instruction|word|sentence|line|text)s? (?:you (?:were|have been)"
+            r" (?:told|given|shown|sent)|you (?:saw|received|read|got)|(?:in|of) (?:this|our|the)"
+            r" (?:conversation|chat|session|context))"
         ),
         PROMPT_ANCHORS + " your_developer your_creator your_operator the_developer the_creator "
-        "the_operator",
+        "the_operator first_ initial_ earliest_ opening_",
         200,
         200,
     ),
@@ -139,10 +145,13 @@ RULES = [
             r"following|paragraph)\b[^\n]{0,40}?[\"'\u201c\u2018:]\s*(?:my|your|the)"
             r" (?:instructions|system prompt|prompt|rules|guidelines|initial instructions|"
             r"original instructions|secret|password) (?:are|is|say|were|begin|read|state)\b"
-            r"|\b(?:continue|complete|finish)(?: the| this)? (?:sentence|text|phrase|line|"
-            r"following|paragraph)\b[^\n]{0,40}?[\"'\u201c\u2018:]\s*you are\b"
+            # The prefix quoted on its own: "...where they begin: 'You are a'".
+            r"|\b(?:continue|complete|finish|resume)\b[^.\n]{0,60}?[\"'\u201c\u2018:]\s*you"
+            r"(?: are|'re)(?: an?| the)?(?:\.\.\.|\u2026)?(?:[\"'\u201d\u2019]|\s*$)"
+            r"|\b(?:starting|beginning) (?:from|at)(?: the (?:words?|phrase|line))?\s*"
+            r"[:\"'\u201c\u2018\u00ab]\s*you(?: are|'re)\b"
         ),
-        "with continu complet finish go_on carry_on",
+        "with continu complet finish go_on carry_on resume from_ at_",
         60,
         140,
     ),
@@ -420,5 +429,28 @@ RULES += [
         "anterior arriba precede ci-dessus obige oben sopra acima",
         60,
         20,
+    ),
+]
+
+RULES += [
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "asks the reader to describe or check its own prompt",
+        rx(
+            r"\b(?:describe|explain|outline|detail|walk me through|go through|list|enumerate|"
+            r"provide|divulge|unveil|recount|narrate|present|surface)(?: to me| me| us)?"
+            rf"(?: all of| each of| every part of| the contents of)? {OWN_PROMPT}\b"
+            rf"|\b(?:{REVEAL}|spell[- ]?check|proofread|grammar[- ]?check|correct the (?:spelling|"
+            r"grammar|typos) (?:of|in)|fix the (?:spelling|grammar|typos) (?:of|in))(?: all of)?"
+            r" the (?:above|preceding|previous|prior|initial|original|first|earlier) (?:prompt|"
+            r"system prompt|system message|initial instructions|original instructions)\b"
+            r"|\b(?:spell[- ]?check|proofread|grammar[- ]?check)(?: all of)? the (?:above|"
+            r"preceding|previous|prior|initial|original|first|earlier) (?:instructions|"
+            r"messages?|text)\b"
+        ),
+        PROMPT_ANCHORS + " above_ preceding_ previous_ prior_ initial_ original_ first_ earlier_",
+        160,
+        120,
     ),
 ]
