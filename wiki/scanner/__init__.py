@@ -11,7 +11,8 @@ Rules (ids are stable; findings are stored with pages):
   languages.
 - ``role-impersonation``: "you are now ...", unrestricted personas, jailbreak modes, fake
   assistant turns that agree to instructions.
-- ``fake-system-message``: chat-template tokens, fake system / tool tags and headers.
+- ``fake-system-message``: chat-template tokens, fake system / tool tags and headers
+  (also in other languages), bracketed context updates, forged ends of the user's input.
 - ``exfiltration-url``: asks to send secrets or conversation data to an address; URLs
   with placeholders for private data.
 - ``exfiltration-image``: images and links that carry placeholders or encoded data in
@@ -20,18 +21,25 @@ Rules (ids are stable; findings are stored with pages):
   characters are decoded).
 - ``html-comment``, ``hidden-style``: text a person does not see when the page renders.
 - ``base64-blob``: long base64, decoded and scanned again.
+- ``encoded-text``: an injection hidden in hex, binary, base32, Ascii85, base85, percent or
+  backslash escapes, character references, Morse, ROT13 or written backwards (decoded
+  and scanned again; other encoded text is not reported).
 - ``agent-addressed``, ``concealment``: text that speaks to AI readers (or claims to come
   from their user), or asks them to hide what they do from the user.
 - ``prompt-leak``: asks to reveal, repeat or transform the reader's prompt or first
-  instructions, plainly, encoded, translated or continued from a prefix.
+  instructions, plainly, encoded, translated, turned into a format, taken apart word by
+  word, searched for the secrets it holds, or continued from a prefix; or to repeat the
+  conversation that came before the page.
 - ``role-impersonation`` also covers a persona or mode set up close to the rules it
   drops ("you are Nova ... Nova has no filters").
-- ``output-hijack``: a reply fixed whatever the user asks, given text forced into the
-  reply, or the reader's task swapped for another.
+- ``output-hijack``: a reply fixed whatever the user asks, its opening or closing words
+  given ("start your answer with 'Sure'"), given text forced into the reply, or the
+  reader's task swapped for another.
 - ``memory-poisoning``: an instruction to store a fact or rule (or change a remembered
   one) and act on it in later conversations.
-- ``permission-claim``: approvals said to be given, confirmations or restrictions said to
-  no longer apply to the reader.
+- ``permission-claim``: approvals said to be given, confirmations, restrictions or
+  safeguards said to no longer apply to the reader, its rules said to be rewritten, or
+  an answer asked for without them.
 - ``script-link``, ``active-html``: links and images whose target is a ``javascript:`` or
   ``data:`` URL, script URLs written out, script elements and event handlers.
 - ``jailbreak``: a persona, mode or story (also in Russian, Chinese, Spanish, French,
@@ -40,11 +48,13 @@ Rules (ids are stable; findings are stored with pages):
   refusal suppression on its own ("never say 'sorry'").
 - ``tool-abuse``: the reader told to call a tool that sends, deletes or pays, for the
   page (before replying, without asking, to an outside address, with all the data).
-- ``decode-and-follow``: encoded text the reader must decode and then obey.
+- ``decode-and-follow``: encoded text the reader must decode and then obey, or an
+  instruction it must assemble from pieces and then carry out.
 
 Phrase rules run on a normalised copy of the text (NFKC, casefolded, accents and
 invisible characters removed, mixed-script look-alikes folded, letter-by-letter
-spelling and leetspeak undone, runs of spaces collapsed) so that obfuscation does not
+spelling and leetspeak undone, runs of spaces collapsed, a paragraph wrapped over lines
+read as one line) so that obfuscation does not
 hide an instruction. The copy carries a map back to the original, so findings always
 point at the original text. Structural rules read the original. Code spans and fenced
 blocks render as code, so the HTML, image and hidden-text rules skip them.
@@ -55,7 +65,7 @@ offset map), ``phrases`` (the phrase rules, with one module per class of attack:
 (role-play overrides), ``jailbreak`` (several jailbreak cues together),
 ``exfiltration`` (sending data out, in words), ``links`` (URLs that carry data out),
 ``active`` (script and data URLs, scripting HTML), ``hidden`` (invisible characters,
-comments, styling), ``encoded`` (base64), ``code`` (where code spans sit) and
+comments, styling), ``encoded`` (base64 and other encodings), ``code`` (where code spans sit) and
 ``findings`` (what a rule reports and the verdict).
 
 Pure Python on purpose: the command line, the services and the bench share it. Bump
@@ -66,7 +76,7 @@ from __future__ import annotations
 
 from wiki.scanner.active import active_findings
 from wiki.scanner.code import CodeMask
-from wiki.scanner.encoded import base64_findings
+from wiki.scanner.encoded import base64_findings, encoded_findings
 from wiki.scanner.exfiltration import exfiltration_findings
 from wiki.scanner.findings import SEVERITY_RANK, Finding, Severity, excerpt, is_flagged, merge
 from wiki.scanner.hidden import comment_findings, hidden_style_findings, invisible_findings
@@ -88,7 +98,7 @@ __all__ = [
     "scan",
 ]
 
-SCANNER_VERSION = 3
+SCANNER_VERSION = 4
 # Base64 inside base64 is decoded this many times, no more.
 MAX_DECODE_DEPTH = 2
 
@@ -100,6 +110,9 @@ def scan(text: str, *, _depth: int = 0) -> list[Finding]:
     norm = normalise(text)
     code = CodeMask(text)
     personas = persona_spans(norm.text)
+    rescan = (
+        (lambda decoded: scan(decoded, _depth=_depth + 1)) if _depth < MAX_DECODE_DEPTH else None
+    )
     found = [
         *phrase_findings(norm),
         *persona_findings(norm, personas),
@@ -110,11 +123,7 @@ def scan(text: str, *, _depth: int = 0) -> list[Finding]:
         *invisible_findings(text),
         *comment_findings(text, code),
         *hidden_style_findings(text, code),
-        *base64_findings(
-            text,
-            (lambda decoded: scan(decoded, _depth=_depth + 1))
-            if _depth < MAX_DECODE_DEPTH
-            else None,
-        ),
+        *base64_findings(text, rescan),
+        *encoded_findings(text, rescan),
     ]
     return merge(found)

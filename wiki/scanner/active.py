@@ -55,13 +55,20 @@ _BARE_SCRIPT_URL = re.compile(
 _SCRIPT_TAG = re.compile(r"<script\b", re.I)
 _HANDLER = re.compile(r"<[a-z][a-z0-9-]{0,30}(?=[\s/])[^<>]{0,500}?[\s/\"']on[a-z]{3,30}\s*=", re.I)
 _HANDLER_NAME = re.compile(r"on[a-z]{3,30}\s*=", re.I)
+# An attribute value closed early and an event handler added ('" onmouseover="alert(1)'),
+# for a page whose text is pasted into an attribute.
+_BREAKOUT = re.compile(
+    r"[\"'`]\s*/?\s*on[a-z]{3,30}\s*=\s*[\"'`]?[^\"'`\n]{0,200}?(?:alert|prompt|confirm|eval|"
+    r"fetch|document\.|window\.|location|fromcharcode|atob|import\()",
+    re.I,
+)
 _EMBEDDING_TAG = re.compile(r"<(?:iframe|frame|frameset|object|embed|applet|base|meta)\b", re.I)
 
 
 def _scheme_target(raw: str) -> str | None:
     """The URL with quotes, character references and ignored characters removed, if it
     starts with a scheme that runs script or carries a document; else None."""
-    url = raw.strip("\"'")
+    url = raw.strip("\"'`")
     url = _IGNORED_IN_SCHEME.sub("", html.unescape(html.unescape(url)))
     return url if _SCHEME.match(url) else None
 
@@ -77,7 +84,7 @@ def _severity(url: str, kind: str) -> Severity:
 
 def active_findings(text: str, code: CodeMask) -> list[Finding]:
     """Script and data targets of links and images, script elements and event handlers."""
-    if ":" not in text and "<" not in text:
+    if ":" not in text and "<" not in text and "&" not in text and "=" not in text:
         return []
     found = []
     for pattern, kind in _TARGETS:
@@ -112,6 +119,18 @@ def active_findings(text: str, code: CodeMask) -> list[Finding]:
                 *match.span(),
             )
         )
+    if "=" in text:
+        for match in _BREAKOUT.finditer(text):
+            if match.start() not in code:
+                found.append(
+                    finding(
+                        "active-html",
+                        "high",
+                        "closes an attribute and adds an event handler that runs script",
+                        text,
+                        *match.span(),
+                    )
+                )
     if "<" not in text:
         return found
     checks = [(_SCRIPT_TAG, "raw HTML holds a script element")]

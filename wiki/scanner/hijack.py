@@ -3,15 +3,17 @@ put into its answer, or the reader's task swapped for another one."""
 
 from __future__ import annotations
 
-from wiki.scanner.words import ANY_WORD, PhraseRule, S, rx
+from wiki.scanner.words import ANY_WORD, PhraseRule, S, combos, rx
 
 ANSWER = r"(?:responses?|repl(?:y|ies)|answers?|outputs?|summar(?:y|ies)|completions?)"
 RESPOND = r"(?:respond|reply|answer|say|output|print|write|return|type|state)"
 # Text in straight, curly or angle quotes, or backticks.
 QUOTED = (
-    r"[\"'\u201c\u2018\u00ab`][^\"'\u201c\u201d\u2018\u2019\u00ab\u00bb`\n]{1,160}"
+    r"[\"'\u201c\u201d\u2018\u2019\u00ab`][^\"'\u201c\u201d\u2018\u2019\u00ab\u00bb`\n]{1,160}"
     r"[\"'\u201d\u2019\u00bb`]"
 )
+# The start of a quotation, for a reply whose opening words are given at length.
+QUOTE_OPENS = r"[\"'\u201c\u201d\u2018\u2019\u00ab`]\s*\w"
 NO_MATTER = (
     r"(?:no matter|regardless of|irrespective of|whatever|independently of)"
     r"(?: what| how| which)?(?: (?:the user|users?|anyone|they|people|someone|he|she|"
@@ -124,6 +126,114 @@ RULES = [
             "_task _directive _orders _mission _objective"
         ),
         120,
+        200,
+    ),
+]
+
+# The start or end of the reply fixed in advance ("Start your response with 'Sure, here
+# is'"): the classic prefix injection, and its cousins for summaries.
+OPENING = r"(?:start|begin|open|prefix|preface|lead|commence|end|finish|conclude|close|sign off)"
+TOKEN = (
+    r"(?:token|string|code|text|phrase|word|marker|tag|reference|id|identifier|sentence|line|"
+    r"message|link|url|image|footer|signature|watermark|canary)"
+)
+RULES += [
+    PhraseRule(
+        "output-hijack",
+        "medium",
+        "fixes how the reader's reply must start or end",
+        rx(
+            rf"(?<![a-z]){OPENING}(?: off| out)?(?: each| every| all)?(?: of)?"
+            r" (?:your|each|every|the)"
+            r" (?:next |first |final )?(?:responses?|repl(?:y|ies)|answers?|outputs?|"
+            r"completions?|summar(?:y|ies))(?: \w+){0,3}? (?:with|by (?:saying|writing|stating))"
+            rf"(?: the (?:words?|phrase|sentence|text|string|line))?\s*:?\s*{QUOTE_OPENS}"
+            r"|\bwhen(?:ever)? (?:you(?:'re| are)? )?(?:summari[sz]ing|summari[sz]e|answering|"
+            r"answer|responding|respond|replying|reply|describing|describe|translating|translate|"
+            r"writing (?:a|the|your) (?:summary|reply|response|answer))\b[^.!?\n]{0,60}?,?\s*"
+            r"(?:always |please |also |you must |make"
+            r" sure (?:to|you) )?(?:end|start|begin|finish|conclude|close|open|prefix|append|add|"
+            rf"include|mention|say|insert|recommend|tell)\b[^.!?\n]{{0,40}}?{QUOTED}"
+        ),
+        combos("your each every the", "respon repl answer output complet summar")
+        + " "
+        + combos(
+            "when whenever when_you whenever_you when_you're when_you_are",
+            "summari answer respond repl describ translat writing",
+        ),
+        10,
+        200,
+    ),
+    PhraseRule(
+        "output-hijack",
+        "high",
+        "tells the reader to put a given token into its reply",
+        rx(
+            rf"\b{PUT} (?:the|this|these) (?:exact|literal|following|given|above|same|special)"
+            rf"(?: \w+)? {TOKEN}s?\b[^!?\n]{{0,200}}?\b(?:in|into|to|within|at the (?:end|start|"
+            r"beginning|top|bottom) of|to the (?:end|start|beginning|top|bottom) of)"
+            rf" {YOUR_ANSWER}\b"
+            r"|\b(?:must|should|has to|have to|needs? to|is to) be (?:included|added|appended|"
+            r"prepended|inserted|mentioned|placed|shown|repeated|printed|written) (?:in|to|at the"
+            r" (?:end|start|beginning|top|bottom) of|into) (?:every|each|all|any) (?:\w+ )?"
+            r"(?:reports?|responses?|repl(?:y|ies)|answers?|outputs?|summar(?:y|ies)|messages?)"
+            r" (?:you (?:generate|write|produce|give|send|create|return|make)|from now on)\b"
+        ),
+        YOUR_ANSWER_ANCHORS
+        + " "
+        + combos("you", "generate write produce give send create return make")
+        + " from_now",
+        60,
+        260,
+    ),
+    PhraseRule(
+        "output-hijack",
+        "high",
+        "tells the reader what its whole reply must be",
+        rx(
+            rf"\byour (?:only|sole|entire|whole|one|single|final|singular|every) {ANSWER}"
+            rf"(?: \w+){{0,3}}? (?:is|will be|must be|shall be|should be)\s*:?\s*{QUOTED}"
+            rf"|\b(?:all|every|each) (?:of your )?{ANSWER} (?:(?:must|should|will|shall) be|are|is)"
+            rf" (?:exactly|only|just|precisely)\s*:?\s*{QUOTED}"
+            rf"|\b{RESPOND}(?: only| just)?(?: with)?(?: the| this)? (?:exact |literal |following |"
+            r"precise )(?:words?|phrase|text|string|sentence|message)\s*:?\s*"
+            rf"{QUOTED}\s*[,.;]?\s*(?:and )?(?:nothing else|nothing more|(?:and )?stop there|"
+            r"without (?:any )?(?:explanation|other text|comment|anything else))"
+            r"|\b(?:confirm|acknowledge|indicate|show|prove|signal)(?: that)? (?:you"
+            r" (?:understand|agree|accept|will comply|are ready|have been \w+)|this|it|the"
+            r" (?:override|change|update|new (?:mode|rules|instructions)))\b[^.!?\n]{0,60}? by"
+            r" (?:replying|responding|answering|saying|writing|outputting|printing)(?: with)?"
+            rf"(?: only| just| exactly)?\s*:?\s*{QUOTED}"
+        ),
+        "your_only your_sole your_entire your_whole your_one your_single your_final "
+        "your_singular your_every "
+        + combos("all every each your", "respon repl answer output summar complet")
+        + " "
+        + combos("exact literal following precise", "word phrase text string sentence message")
+        + " "
+        + combos("by", "replying responding answering saying writing outputting printing"),
+        60,
+        200,
+    ),
+]
+
+RULES += [
+    PhraseRule(
+        "output-hijack",
+        "high",
+        "tells the reader what its whole reply must be",
+        rx(
+            rf"\byour (?:\w+ )?{ANSWER} (?:must|should|shall|will|has to|needs to) (?:be|read|say)"
+            r" (?:exactly|only|just|precisely|nothing but|simply|verbatim)\s*:?\s*"
+            rf"{QUOTED}"
+            rf"|\b(?:replace|substitute|swap|overwrite) (?:your|each|every|any) (?:entire |whole |"
+            rf"final )?{ANSWER} (?:with|for)\s*:?\s*(?:{QUOTED}|the (?:following|text|phrase|"
+            r"words|string))"
+        ),
+        YOUR_ANSWER_ANCHORS
+        + " "
+        + combos("replace substitute swap overwrite", "your each every any"),
+        40,
         200,
     ),
 ]

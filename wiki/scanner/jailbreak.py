@@ -151,8 +151,8 @@ FRAMING_ELSEWHERE = rx(
     r"|\b(?:a partir de ahora|de ahora en adelante|a partir de agora|a partir de maintenant|"
     r"desormais|ab jetzt|von nun an|da ora in poi|d'ora in poi)\b"
     r"|\b(?:actua como|actue como|agis comme|agisci come|finge|pretende ser|imagina que|"
-    r"stell dir vor|fais semblant|tu es maintenant|du bist jetzt|ahora eres|agora voce e|"
-    r"ora sei)\b"
+    r"stell dir vor|fais semblant|tu es maintenant|tu es desormais|du bist jetzt|du bist nun|"
+    r"ahora eres|agora voce e|ora sei)\b"
     r"|\bmodo (?:desarrollador|desenvolvedor|sviluppatore|dan)\b|\bmode (?:developpeur|dan)\b"
     r"|\bentwicklermodus\b"
 )
@@ -170,6 +170,12 @@ UNBOUND_ELSEWHERE = rx(
     r"(?:restricciones|restricoes|restrictions|einschrankungen|restrizioni|filtros?|filtres?|"
     r"filter|filtri|censura|censure|zensur|limites|limiti|regras|reglas|regles|regeln|regole)\b"
     r"|\b(?:inmoral|unmoralisch|amorale|sans morale)\b"
+    r"|\b(?:keine|ninguna|ningun|aucune|aucun|nessuna|nessun|nenhuma|nenhum)"
+    r" (?:regeln|richtlinien|einschrankungen|grenzen|filter|zensur|moral|ethik|restricciones|"
+    r"restriccion|reglas|limites|filtros|censura|restrictions?|regles|limite|filtres|censure|"
+    r"restrizioni|regole|limiti|filtri|restricoes|regras)\b(?! (?:fur|bei|para|pour|per|por)\b)"
+    r"|\b(?:uneingeschrankt|ungefiltert|unzensiert|sin censura|sans censure|senza censura|"
+    r"sem censura)\w*"
     r"|\b(?:nunca|jamais|niemals|mai) (?:rechaza|rechazas|recusa|recusas|refuse|refuses|"
     r"verweigert|verweigerst|rifiuta|rifiuti)\b"
 )
@@ -301,7 +307,8 @@ RULES = [
             r"these|such|an?y?) )?(?:\w+ )?(?:requests?|questions?|prompts?|orders?|commands?|"
             r"instructions?|anything|tasks?)\b"
             r"|\b(?:do not|don't|never|must not)(?: ever)? apologi[sz]e\b[^\n]{0,120}?\b(?:do not|"
-            r"don't|never|no)(?: \w+){0,2}? (?:notes?|disclaimers?|warnings?|caveats)\b"
+            r"don't|never|no)(?: \w+){0,2}? [\"'\u201c\u2018]?(?:notes?|disclaimers?|warnings?|"
+            r"caveats)\b"
         ),
         "sorry cannot can't unable apologi unfortunately as_an_ai not_able refus declin reject "
         "deny",

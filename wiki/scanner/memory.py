@@ -17,7 +17,12 @@ MEMORY = (
 LATER = (
     r"(?:(?:all|every|any|each) )?(?:future|later|subsequent|upcoming)(?: future)?"
     r" (?:conversations?|sessions?|chats?|interactions?|turns?|answers?|responses?|replies|"
-    r"threads?|dialogues?)"
+    r"threads?|dialogues?|tasks?|requests?)"
+)
+# The next turn, for a page that sets up what the reader does when the user speaks again.
+NEXT_TURN = (
+    r"(?:on|in|at|with|for|after) (?:the|your|their) (?:next|following) (?:user )?(?:message|"
+    r"turn|question|query|prompt|conversation|session|chat|reply|response)"
 )
 FACT = r"(?:fact|rule|memory|truth|preference|instruction|policy|directive|belief)"
 
@@ -30,14 +35,18 @@ RULES = [
             rf"\b{STORE}\b(?:{S}{ANY_WORD}){{0,10}}?{S}(?:in|into|to|inside|within|as part of)"
             rf" (?:the )?{MEMORY}\b"
             rf"|\b(?:update|change|overwrite|replace|correct|modify|rewrite|amend|edit|reset|"
-            rf"wipe|erase|clear)(?: in)? {MEMORY}\b"
+            rf"wipe|erase|clear)(?: in)? (?:{MEMORY}|your (?:knowledge|beliefs|understanding|"
+            r"world model)\b(?! (?:base|of (?:the|how|what|this)\b)))\b"
+            r"|\b(?:remember|memori[sz]e|store|save|record|note|commit|persist|keep|learn)"
+            r" (?:this|the following)(?: as)?(?: an?| your)?(?: new| permanent| persistent|"
+            rf" standing| core| global)* {FACT}\s*:"
             r"|\b(?:remember|memori[sz]e|store|save|record|note|commit|persist|keep|retain)"
             r"(?: this| that| the following| these| it| them)? as (?:an? |your |the )?"
             r"(?:new |permanent |persistent |long-term |standing |global |core |important |key |"
             rf"general |verified |established |trusted )*{FACT}s?\b"
         ),
         "memory memories stored_facts fact rule truth preference instruction polic directive "
-        "belief",
+        "belief knowledge understanding world_model",
         160,
         80,
     ),
@@ -46,7 +55,8 @@ RULES = [
         "high",
         "tells the reader to carry something into later conversations",
         rx(
-            r"\b(?:remember|memori[sz]e|keep in mind|note|don't forget|do not forget|never "
+            r"\b(?:remember|memori[sz]e|keep(?: this| that| it)? in mind|note|don't forget|"
+            r"do not forget|never "
             r"forget|bear in mind|retain|store|save)\b"
             rf"(?:{S}{ANY_WORD}){{0,12}}?{S}(?:for|in|across|during|throughout|into)"
             rf" (?:all |every |any |each |our |your )?{LATER}\b"
@@ -57,9 +67,12 @@ RULES = [
             r"|\b(?:from now on|going forward|henceforth|permanently|forever|for good),?"
             r" (?:remember|assume|believe|record|store|note|memori[sz]e)(?: that| this| the"
             r" following)\b"
+            rf"|\b{NEXT_TURN}\b,? (?:you (?:must|should|will|shall) )?(?:always |first |then |"
+            r"immediately )?(?:begin|start|open|reply|respond|answer|print|output|reveal|repeat|"
+            r"say|tell)\b(?: \w+){0,3}? (?:by|with|the|your|that|all)\b"
         ),
         "future later subsequent upcoming from_now going_forward henceforth permanently "
-        "forever for_good",
+        "forever for_good next following",
         180,
         140,
     ),

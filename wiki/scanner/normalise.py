@@ -21,16 +21,34 @@ HOMOGLYPHS = str.maketrans(
 LEET = str.maketrans("013457", "oieast")
 
 
+def _accents_are_decoration(base: str) -> bool:
+    """Whether marks on ``base`` are accents people drop (Latin, Greek, Cyrillic), not
+    part of the letter, as a kana's voicing mark or an Indic vowel sign is."""
+    code = ord(base)
+    return code < 0x0250 or 0x0370 <= code < 0x0530 or 0x1E00 <= code < 0x2000
+
+
 @lru_cache(maxsize=4096)
 def _fold_char(ch: str) -> str:
-    """NFKC, casefold, then drop combining marks and invisible format characters."""
+    """NFKC, casefold, then drop accents and invisible format characters. The Russian
+    short i keeps its mark: "й" is a letter of its own, not an accented "и"."""
     if unicodedata.category(ch) == "Cf":
         return ""
     folded = unicodedata.normalize("NFKC", ch).casefold()
     decomposed = unicodedata.normalize("NFD", folded)
-    return "".join(
-        c for c in decomposed if not unicodedata.combining(c) and unicodedata.category(c) != "Cf"
-    )
+    kept = []
+    for c in decomposed:
+        if unicodedata.category(c) == "Cf":
+            continue
+        short_i = bool(kept) and kept[-1] == "и" and c == "\u0306"
+        if (
+            unicodedata.combining(c)
+            and (not kept or _accents_are_decoration(kept[-1]))
+            and not short_i
+        ):
+            continue  # an accent, or a mark on its own (stacked marks)
+        kept.append(c)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 class Normalised:
@@ -98,6 +116,12 @@ _SPLIT_LETTERS = re.compile(r"\w([ .*_·-])\w\1\w(?:\1\w)*")
 # Tabs and other odd spaces become spaces; runs of spaces inside a line become one. Line
 # breaks and indentation stay, since the patterns accept any whitespace there.
 _ODD_SPACE = re.compile(r"[^\S \n]")
+# A line break inside a wrapped paragraph: the next line goes on in lower case. It is read
+# as a space, so that a phrase wrapped over two lines still matches; a line that starts
+# a "role:" label, or follows one or a rule of symbols ("%%%", "---"), keeps its break.
+_SOFT_BREAK = re.compile(
+    r"(?<=[\w,;.!?)\]\"'\u2019\u201d])\r?\n(?=[ \t]{0,8}[a-z](?![a-z]*[ \t]*:))"
+)
 _SPACE_RUN = re.compile(r"  +")
 
 
@@ -209,6 +233,9 @@ def _squeeze(text: str) -> tuple[str, Points]:
 
 def normalise(text: str) -> Normalised:
     """The matching copy of ``text`` with its map back to original offsets."""
+    original = text
+    if "\n" in text:
+        text = _SOFT_BREAK.sub(lambda m: " " * len(m.group()), text)  # same length
     if text.isascii():
         folded, folded_points = text.lower(), [(0, 0)]
     else:
@@ -217,4 +244,4 @@ def normalise(text: str) -> Normalised:
             folded = _translate_words(folded, _CYR_GREEK, HOMOGLYPHS, _is_mixed_script)
     folded = _unleet(folded)
     squeezed, points = _squeeze(folded)
-    return Normalised(text, squeezed, _compose(points, folded_points))
+    return Normalised(original, squeezed, _compose(points, folded_points))

@@ -84,3 +84,109 @@ RULES = [
         120,
     ),
 ]
+
+# Safeguards named by what they guard, said to be off ("safety protocols disabled",
+# "normal rules suspended"), or the reader's rules said to have been rewritten.
+GUARD = (
+    r"(?:safety|content|ethical|ethics|moderation|normal|usual|standard|alignment)"
+    r"(?: and \w+)?(?: \w+)? (?:protocols?|filters?|filtering|guardrails|restrictions|"
+    r"guidelines|rules|polic(?:y|ies)|safeguards|checks|constraints|censorship|training|"
+    r"programming)"
+)
+OFF = (
+    r"(?:disabled|deactivated|suspended|lifted|removed|off|turned off|switched off|bypassed|"
+    r"overridden|waived|void|null|inverted|reversed|gone|down|offline|paused|no longer"
+    r" (?:apply|active|in effect))"
+)
+YOUR_RULES = (
+    r"(?:your|the assistant'?s|the model'?s|the ai'?s|the agent'?s|all (?:of )?your)"
+    r" (?:\w+ )?(?:rules|guidelines|instructions|polic(?:y|ies)|restrictions|programming|"
+    r"directives|constraints|behaviou?r|guardrails)"
+)
+RULES += [
+    PhraseRule(
+        "permission-claim",
+        "high",
+        "claims the reader's safeguards are switched off",
+        rx(
+            rf"\b{GUARD}(?: (?:are|is|have been|has been|were|was))?(?: now| hereby| temporarily|"
+            rf" officially| all| fully)? {OFF}\b(?! (?:by default|in\b|on\b|for\b|when\b|if\b|"
+            r"until\b|during\b|while\b|because\b|unless\b|after\b|before\b|from\b|at\b|with\b|"
+            r"via\b|so\b|to\b|through\b|using\b|except\b|only\b))"
+        ),
+        "protocol filter guardrail restriction guideline rules polic safeguard checks "
+        "constraint censorship training programming",
+        80,
+        40,
+    ),
+    PhraseRule(
+        "permission-claim",
+        "high",
+        "claims the reader's rules have been rewritten",
+        rx(
+            r"(?<!if )(?<!when )(?<!once )(?<!whether )(?<!unless )(?<!after )(?<!until )"
+            rf"\b{YOUR_RULES} (?:have|has) (?:now )?(?:been )?(?:changed|updated|modified|"
+            r"rewritten|replaced|altered|inverted|reversed|relaxed|loosened|revised|amended|"
+            r"reset|reprogrammed|lifted|suspended)\b(?! (?:in|on|since|by|to reflect|for the"
+            r" (?:next|new) (?:release|version))\b)"
+            rf"|\b{YOUR_RULES} (?:are|is) (?:now )?(?:inverted|reversed|different|suspended|"
+            r"relaxed|changed)\b"
+            rf"|\b(?:update|change|modify|rewrite|amend|replace|overwrite|relax|loosen|suspend|"
+            rf"drop|reset|adjust) {YOUR_RULES}\b(?: \w+){{0,2}}? (?:as follows|to (?:provide|"
+            r"answer|comply|ignore|always|never)|so (?:that )?you)\b"
+            r"|\byou (?:now|can now|may now|are now allowed to|are now permitted to) (?:allow|"
+            r"permit|answer|accept|generate|provide|produce) (?:all|any|every)(?: kinds? of)?"
+            r" (?:content|requests?|questions?|topics?|prompts?)\b"
+        ),
+        "rules guidelines instructions polic restrictions programming directives constraints "
+        "behavio guardrails now_allow now_permit now_answer now_accept now_generate "
+        "now_provide now_produce",
+        120,
+        120,
+    ),
+    PhraseRule(
+        "permission-claim",
+        "high",
+        "asks the reader to answer without its restrictions",
+        rx(
+            r"\b(?:respond|reply|answer|comply|proceed|continue|provide|output|write|generate|"
+            r"act|operate|function|behave|talk|speak)(?:ing|s)?(?: fully| freely| normally|"
+            r" completely| honestly)?(?: to (?:the following|this|it|me))?(?: \w+){0,3}? without"
+            r" (?:any |applying |the |your |following |being bound by )?(?:safety |content |"
+            r"ethical |moral |usual |normal |standard )?(?:restrictions|limits|limitations|filters|"
+            r"filtering|censorship|guardrails|safeguards|rules|guidelines|polic(?:y|ies)|"
+            r"moderation|constraints|boundaries|ethics|morals)\b(?! (?:on|for|of)\b)"
+            r"|\b(?:regardless of|ignoring|irrespective of|in spite of) (?:any |your |the )?"
+            r"(?:prior|previous|earlier|existing|current|usual|normal|standard|safety|content)"
+            r" (?:polic(?:y|ies)|guidelines|rules|restrictions|filters)\b"
+            r"|\b(?:responder|responde|contestar|repondre|rispondere|responda|respondere)"
+            r"(?: \w+)? (?:sin|sans|senza|sem) (?:ninguna |aucune |alcuna |nenhuma )?"
+            r"(?:restricciones|restrictions|restrizioni|restricoes|limites|limiti|filtros|filtres|"
+            r"filtri|censura|censure|reglas|regles|regole|regras)\b"
+            r"|\bohne (?:jegliche |irgendwelche )?(?:einschrankungen|einschraenkungen|"
+            r"beschrankungen|filter|zensur|regeln|grenzen) (?:zu )?(?:antworten|beantworten)\b"
+        ),
+        "without regardless ignoring irrespective in_spite responder responde contestar "
+        "repondre rispondere responda respondere antworten",
+        120,
+        120,
+    ),
+    PhraseRule(
+        "permission-claim",
+        "high",
+        "claims someone switched on a mode without the reader's rules",
+        rx(
+            r"\b(?:the )?(?:user|users|owner|admin|administrator|operator|developer|developers|"
+            r"system|openai|anthropic|your (?:creators?|developers?|operators?|admin))s?"
+            r" (?:has|have)"
+            r"(?: now| just| already)? (?:unlocked|enabled|activated|granted|turned on|switched on|"
+            r"authori[sz]ed|approved)(?: you)?(?: the| your| an?)? (?:unrestricted|dan|god|"
+            r"jailbreak|jailbroken|unfiltered|uncensored|evil|override|no-?limits?|unlimited|"
+            r"unlocked)"
+            r"(?: \w+)? (?:mode|access|privileges)\b"
+        ),
+        "unlocked enabled activated granted turned_on switched_on authori approved",
+        100,
+        80,
+    ),
+]

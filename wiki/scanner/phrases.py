@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 from wiki.scanner import hijack, jailbreak, memory, permissions, prompt_leak, tools
 from wiki.scanner.findings import Finding, finding
 from wiki.scanner.normalise import Normalised
-from wiki.scanner.words import ANY_WORD, PhraseRule, S, occurrences, rx
+from wiki.scanner.words import ANY_WORD, PhraseRule, S, rx
 
 QUALIFIER = (
     r"(?:previous|previously|prior|above|earlier|preceding|foregoing|former|original|"
@@ -64,6 +66,10 @@ PHRASE_RULES: list[PhraseRule] = [
             r"before this|you (?:were given|received|got|have)|from (?:the )?(?:developer|system|"
             r"user|operator))"
             rf"|\b(?:{OVERRIDE_VERB}|disable|turn off|switch off|circumvent){S}{SAFETY}"
+            rf"|(?<!not )(?<!n't )(?<!never )\b{OVERRIDE_VERB} (?:the |your |all |any )?"
+            r"(?:safety|ethics|morals|guardrails|"
+            r"censorship)(?: (?:stuff|things|nonsense|bs|crap|concerns|considerations|bit|part))?"
+            r"(?=\s*(?:[.,;:!]|$)| and\b| if\b| for now\b| this time\b)"
             r"|\b(?:supersed\w*|takes? precedence over|replaces?|overrides?)"
             r" (?:all |any )?(?:previous|prior|earlier|other|system|your)(?: \w+)?"
             r" (?:instructions|prompts?|directives)"
@@ -134,8 +140,14 @@ PHRASE_RULES: list[PhraseRule] = [
             r"|\b(?:the )?(?:real|actual|true|genuine) instructions? (?:\w+ ){0,4}follows?\b"
             r"|\binstead of (?:your|the system'?s?|the developer'?s?|previous|prior|your previous)"
             r" (?:instructions|prompt|guidelines|rules|task)"
+            r"|(?:^|[.!?:>*#]\s*)(?:neue|aktualisierte|nuevas|nouvelles|nuove|novas|nieuwe|"
+            r"новые|обновленные)(?: \w+)? (?:anweisungen|instruktionen|instrucciones|"
+            r"instructions|consignes|istruzioni|instrucoes|instructies|инструкции)\s*[:\uff1a]"
+            r"|(?:新的|新)(?:指令|指示|命令)\s*[:\uff1a]|新しい指示\s*[:\uff1a]"
         ),
-        "instruction task objective goal purpose job mission orders directive instead_of",
+        "instruction task objective goal purpose job mission orders directive instead_of "
+        "anweisungen instruktionen instrucciones consignes istruzioni instrucoes instructies "
+        "инструкции 指令 指示 命令",
         60,
         80,
     ),
@@ -168,6 +180,14 @@ PHRASE_RULES += [
             r" (?:instrucciones|instrucoes|istruzioni|instructions|consignes|regles|reglas|regras)"
             r" (?:anteriores|previas|precedentes|precedenti|previe|anterieures)"
             r"|\b(?:negeer|vergeet)(?: \w+){0,2} (?:vorige|eerdere) (?:instructies|regels)"
+            r"|\b(?:ignorier\w*|missachte\w*) (?:deine|ihre|alle|samtliche|jegliche)(?: \w+)?"
+            r" (?:richtlinien|regeln|anweisungen|instruktionen|vorgaben|einschrankungen)\b"
+            r"|\bvergiss\w* alles(?:,? was (?:wir|du|ich|man|dir) (?:\w+ ){0,2}?(?:besprochen|"
+            r"gesagt|gelernt|beigebracht|gegeben)| (?:vorherige|bisherige|davor|zuvor))"
+            r"|\b(?:ignora|olvida|ignore|oublie|dimentica|esquece)(?:z)? (?:tus|tes|vos|le tue|"
+            r"suas|teus|sus|todas (?:tus|las)|toutes (?:tes|les)|tutte le) (?:instrucciones|"
+            r"instructions|consignes|istruzioni|instrucoes|directrices|regles|reglas|regole|"
+            r"regras|restricciones|restrictions|restrizioni|restricoes)\b"
             r"|\b(?:игнорир\w*|забуд\w*|проигнорир\w*)(?: \w+){0,2}"
             r" (?:предыдущ\w*|прежн\w*|все) (?:\w+ )?(?:инструкц\w*|указани\w*|правил\w*)"
             r"|(?:以前|之前|先前|上面|上述|前面|これまで|上記)的?の?(?:所有)?的?(?:指示|指令|命令|说明|規則|规则)"
@@ -222,7 +242,8 @@ PHRASE_RULES += [
         rx(
             r"\b(?:you have been jailbroken|jailbreak mode|do anything now|developer mode enabled|"
             r"(?:your |all )?(?:safety|content|ethical) (?:filters?|guidelines|restrictions|rules|"
-            r"checks) (?:are|have been) (?:now )?(?:off|disabled|removed|lifted)|"
+            r"checks) (?:are|have been) (?:now )?(?:off|disabled|removed|lifted)"
+            r"(?! by default| in | when | if | for | on | until | unless | while )|"
             r"(?:enable|activate|enter|switch to)(?: the)? (?:developer|dan|god|jailbreak|evil|"
             r"unrestricted) mode|stay in character|broken free\b|free (?:from|of)"
             r" (?:the |all |any |your )?(?:restrictions|rules|guidelines|confines|constraints|"
@@ -356,10 +377,11 @@ PHRASE_RULES += [
         "asks the reader to act without the user knowing",
         rx(
             r"\b(?:do not|don't|never|without) (?:tell|telling|inform|informing|notify|notifying|"
-            r"mention|mentioning|alert|alerting|reveal|revealing|show|showing)"
+            r"mention|mentioning|alert|alerting|reveal|revealing|show|showing|surface|surfacing)"
             r"(?: (?:the|this|any|your))?(?: (?:user|users|anyone|anybody|human|humans|operator|"
             r"people|them|it|this|that|instructions?|message|page|change|request))?"
-            r"(?: (?:about (?:it|this|that)|you did|that you|this note|note|to (?:the )?users?|"
+            r"(?: (?:about (?:it|this|that)|you did|that you|this note|note|to (?:the )?(?:users?|"
+            r"customers?|clients?|humans?|operators?)|"
             r"this to|that this)|\s*[.;,)])"
             r"|\b(?:do|perform|make) (?:it|this|that|the change|the changes) (?:silently|quietly|"
             r"secretly)\b|(?:^|[.!?]\s)secretly \w+"
@@ -368,7 +390,8 @@ PHRASE_RULES += [
             r"permission)|again|the user)\b"
         ),
         (
-            "tell inform notify mention alert reveal show silently quietly secretly "
+            "tell inform notify mention alert reveal show surfac silently quietly "
+            "secretly "
             "without_asking ask_for ask_again ask_the"
         ),
         40,
@@ -453,6 +476,68 @@ PHRASE_RULES += [
     ),
 ]
 
+# More fake system turns: a system or admin label followed by an order, the label in other
+# languages, bracketed context updates, forged ends of the user's input, and an assistant
+# turn that agrees, mid-line.
+PHRASE_RULES += [
+    PhraseRule(
+        "fake-system-message",
+        "high",
+        "imitates a system or developer message",
+        rx(
+            # A label and an order: "System note: before you answer, ...". A bare label
+            # ("system: disable the timer") is a changelog's component name unless it
+            # speaks about the reader or the user.
+            r"^[ \t>#/*|\[(-]*+(?:system|developer|admin|administrator|operator|sys)"
+            r" (?:message|prompt|note|command|override|instruction|directive|notice|update|"
+            r"alert|context|hint|notification|memo|order|policy)[ \t]*[:\]][ \t*]*"
+            r"(?:before\b|when(?:ever)?\b|after\b|grant|enable|disable|set \w*mode|print|reveal|"
+            r"output|execute|delete|send|comply|append|add\b|include|the user\b|this user\b|"
+            r"(?:debug|developer|maintenance|admin|god|safe|unrestricted) mode|safety|override|"
+            r"all (?:requests|restrictions|rules|safety|filters|content)|assistant\b|agent\b|ai\b|"
+            r"model\b|llm\b)"
+            r"|^[ \t>#/*|\[(-]*+(?:system|developer|admin|administrator|operator|sys)[ \t]*[:\]]"
+            r"[ \t*]*(?:before you\b|when you\b|the user\b|this user\b|(?:debug|developer|admin|"
+            r"god|unrestricted) mode (?:enabled|on|activated)|safety (?:off|disabled)|override\b|"
+            r"all (?:requests|restrictions|rules|safety|filters|content)\b|(?:the )?(?:assistant|"
+            r"agent|ai|model|llm)\b)"
+            r"|^[ \t>#/*|\[(-]*+(?:systemhinweis|systemnachricht|systemmeldung|systemanweisung|"
+            r"note (?:du )?systeme|message (?:du )?systeme|avis (?:du )?systeme|nota del sistema|"
+            r"mensaje del sistema|aviso del sistema|nota di sistema|messaggio di sistema|"
+            r"avviso di sistema|nota do sistema|mensagem do sistema|aviso do sistema|"
+            r"systeembericht|systeemmelding|системное (?:сообщение|уведомление|примечание)|"
+            r"сообщение системы|系统消息|系统提示|系统通知|系统指令|システムメッセージ|"
+            r"システム通知)[ \t]*[:\]\uff1a]"
+            r"|\[\s*(?:system|admin|administrator|developer|operator|sys)(?: \w+){0,2}? (?:message|"
+            r"note|override|prompt|instructions?|notice|update|alert|context|directive|command)\b"
+            r"[^\]\n]{0,80}\]"
+            r"|^[ \t#=*<>\[\]%~-]*(?:end|close|stop) (?:of )?(?:the )?(?:user|human|customer)"
+            r" (?:input|message|prompt|query|request|turn|text|content)\b[ \t#=*<>\]%~-]*$"
+            r"|^[ \t]*(?:#{2,}|%{2,}|={2,}|-{3,}|\*{3,}|~{3,})[ \t]*(?:end|begin|start)(?: of)?"
+            r" (?:\w+ ){0,3}?(?:instructions|prompt|input|context|system prompt|ambiguity)[ \t]*"
+            r"(?:#{2,}|%{2,}|={2,}|-{3,}|\*{3,}|~{3,})"
+        ),
+        "system sys] sys: developer admin operator systemhinweis systemnachricht "
+        "systemmeldung systemanweisung systeme sistema systeem системн системы 系统 システム "
+        "end_ close_ stop_ begin_ start_",
+        40,
+        120,
+    ),
+    PhraseRule(
+        "role-impersonation",
+        "medium",
+        "fakes an assistant turn agreeing to instructions",
+        rx(
+            r"(?:[.!?]|^)[ \t]+(?:assistant|ai|model)[ \t]*:[ \t]*(?:understood|sure|of course|"
+            r"ok(?:ay)?|acknowledged|i will|i'll|i have been|as instructed|certainly|here is|"
+            r"here's|absolutely|no problem)\b"
+        ),
+        "assistant: assistant_: ai: model:",
+        10,
+        60,
+    ),
+]
+
 # Rules of their own modules, one class of attack each.
 PHRASE_RULES += [
     *prompt_leak.RULES,
@@ -477,9 +562,40 @@ for _index, _rule in enumerate(PHRASE_RULES):
         _ANCHOR_RULES.setdefault(_anchor, []).append(_index)
 
 
-# Each anchor's words, for the vocabulary check in ``_windows``.
-_PIECES: dict[str, list[str]] = {literal: literal.split() for literal, _ in _ANCHOR_RULES}
-_VOCABULARY_FROM = 20_000
+def _trie(literals: list[str]) -> tuple[re.Pattern[str], dict[str, tuple[str, ...]]]:
+    """One pattern that finds, at each position, the longest anchor literal starting
+    there (a trie, so a position costs a few steps however many literals there are), and
+    for each literal the literals that are prefixes of it (they start there too)."""
+    root: dict[str, dict] = {}
+    for literal in literals:
+        node = root
+        for ch in literal:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    prefixes: dict[str, tuple[str, ...]] = {}
+    for literal in literals:
+        node, found = root, []
+        for k, ch in enumerate(literal, 1):
+            node = node[ch]
+            if "" in node:
+                found.append(literal[:k])
+        prefixes[literal] = tuple(found)
+    return re.compile(f"(?=({emit(root)}))"), prefixes
+
+
+# Each literal with the (whole word?, rule) pairs that anchor on it.
+_LITERAL_RULES: dict[str, list[tuple[bool, int]]] = {}
+for (_literal, _whole_word), _indices in _ANCHOR_RULES.items():
+    _LITERAL_RULES.setdefault(_literal, []).extend((_whole_word, i) for i in _indices)
+_ANCHORS, _PREFIXES = _trie(sorted(_LITERAL_RULES))
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -496,22 +612,19 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _windows(text: str) -> list[list[tuple[int, int]]]:
     """Per phrase rule, the merged stretches of ``text`` around its anchors."""
     spans: list[list[tuple[int, int]]] = [[] for _ in PHRASE_RULES]
-    if len(text) > _VOCABULARY_FROM:
-        # Most anchors are absent. On a long text, the distinct words it holds say so
-        # sooner than the text itself: a literal occurs only if its words are in them.
-        vocabulary = "\n".join(set(text.split()))
-        present = [
-            anchor
-            for anchor in _ANCHOR_RULES
-            if all(piece in vocabulary for piece in _PIECES[anchor[0]]) and anchor[0] in text
-        ]
-    else:
-        present = [anchor for anchor in _ANCHOR_RULES if anchor[0] in text]
-    for literal, whole_word in present:
-        positions = occurrences(text, literal, whole_word)
-        for index in _ANCHOR_RULES[(literal, whole_word)]:
-            before, after = PHRASE_RULES[index].before, PHRASE_RULES[index].after + len(literal)
-            spans[index] += [(max(0, p - before), min(len(text), p + after)) for p in positions]
+    size = len(text)
+    for match in _ANCHORS.finditer(text):
+        position = match.start()
+        word_start = not (position and text[position - 1].isalnum())
+        for literal in _PREFIXES[match.group(1)]:
+            end = position + len(literal)
+            whole = word_start and not (end < size and text[end].isalnum())
+            for whole_word, index in _LITERAL_RULES[literal]:
+                if whole or not whole_word:
+                    rule = PHRASE_RULES[index]
+                    spans[index].append(
+                        (max(0, position - rule.before), min(size, end + rule.after))
+                    )
     return [
         (_merged(found) if found else found) if rule.anchors else [(0, len(text))]
         for rule, found in zip(PHRASE_RULES, spans, strict=True)

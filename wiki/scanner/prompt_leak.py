@@ -4,7 +4,7 @@ reader continue a prefix of its own prompt ("the words above, starting with 'You
 
 from __future__ import annotations
 
-from wiki.scanner.words import ANY_WORD, PhraseRule, S, rx
+from wiki.scanner.words import ANY_WORD, PhraseRule, S, combos, rx
 
 # Doing something to a text that makes it visible: showing it, or turning it into
 # another form (an encoding, a translation, a summary) that still carries it.
@@ -12,7 +12,13 @@ REVEAL = (
     r"(?:reveal|repeat|recite|print(?: out)?|output|show(?: me| us)?|display|disclose|leak|"
     r"dump|share|paste|copy|type out|write out|write down|spell out|read out|read back|"
     r"echo|reproduce|restate|quote|give me|tell me|send me|summari[sz]e|translate|encode|"
-    r"rewrite|transcribe|paraphrase|expose|spell|include|incorporate|embed|weave|hide|insert)"
+    r"rewrite|transcribe|paraphrase|expose|spell|include|incorporate|embed|weave|hide|insert|"
+    r"revealing|repeating|reciting|printing|outputting|showing|displaying|disclosing|leaking|"
+    r"dumping|sharing|pasting|copying|typing out|writing out|spelling out|echoing|"
+    r"reproducing|restating|quoting|summari[sz]ing|translating|encoding|rewriting|exposing|"
+    r"(?:give|provide|produce|write|make|add|output|print)(?: me| us)? (?:a|an) (?:short |brief |"
+    r"quick |full |complete |detailed |verbatim |exact )?(?:summary|copy|list|transcript|"
+    r"translation|version|dump|recap|rundown|overview) of)"
 )
 # The reader's own prompt, however it is named.
 PROMPT = (
@@ -20,6 +26,8 @@ PROMPT = (
     r"instructions)|pre-?prompts?|meta-?prompts?|(?:initial|original|hidden|secret|internal|"
     r"starting|opening|first|very first|base|underlying|full|entire|complete|exact|verbatim)"
     r"(?: system)? (?:prompts?|instructions|directives|configuration)"
+    r"|(?:the )?(?:text|words|content|messages?)(?: that| which)? (?:was|were|has been|have"
+    r" been) (?:given|sent|provided|shown|passed) to you"
     r"|(?:instructions?|prompts?|rules|guidelines|directives)"
     r" (?:you (?:were|have been|had been) (?:given|told|provided)|you (?:received|got)"
     r"|(?:given|provided|passed) to you|that (?:you were|were) given)"
@@ -38,7 +46,10 @@ PROMPT = (
     r"|(?<=your )(?:prompts?|rules|guidelines|instructions|directives|programming|guardrails|"
     r"constraints|restrictions|configuration|persona|role description|operating rules)"
     r"|(?:first|opening|initial|last) (?:sentences?|lines?|words?|paragraphs?)"
-    r" (?:of|in) (?:your|the) (?:system |initial |original )?(?:prompt|instructions))"
+    r" (?:of|in) (?:your|the) (?:system |initial |original )?(?:prompt|instructions)"
+    r"|(?<=your )(?:(?:active|current|actual|real|live|deployed|operating|master|core|governing|"
+    r"underlying|backend|internal)(?: system)? (?:prompts?|instructions|directives|rules)"
+    r"|(?:previous |prior |full |entire |whole )?context window|system context))"
 )
 PROMPT_ANCHORS = (
     "system_prompt system-prompt systemprompt system_message system-message systemmessage "
@@ -49,7 +60,10 @@ PROMPT_ANCHORS = (
     "at_the_beginning at_the_top _told _instructed _programmed _configured your_rules "
     "your_prompt your_guidelines your_instructions your_directives your_programming "
     "your_guardrails your_constraints your_restrictions your_configuration your_persona "
-    "your_role your_operating you_have_to you_must you_need_to you_are_supposed you_are_told "
+    "your_role your_operating your_active your_current your_actual your_real your_live "
+    "your_deployed your_master your_core your_governing your_underlying your_backend "
+    "your_internal your_previous your_prior your_full your_entire your_whole your_context "
+    "your_system you_have_to you_must you_need_to you_are_supposed you_are_told "
     "you_are_required you_are_instructed"
 )
 
@@ -63,7 +77,7 @@ RULES = [
             rf"everything(?: in)?|what|the (?:contents?|text|full text|entirety|exact "
             rf"(?:text|wording)|wording|rest|whole|start|beginning) of|of|your|the|my|its|this|"
             rf"these|entire|full|whole|complete|exact|original|initial|hidden|secret|internal|raw|"
-            rf"unedited|unfiltered)){{0,6}}{S}{PROMPT}\b"
+            rf"unedited|unfiltered|operating|current|active|standing|core)){{0,6}}{S}{PROMPT}\b"
             r"|\b(?:write|compose|create|tell|sing|draw|make|give me)(?: me| us)? (?:a |an )?"
             r"(?:poem|story|song|haiku|limerick|essay|rap|acrostic|riddle|joke|play|script|"
             r"dialogue|letter)\b[^.!?\n]{0,80}?\byour(?: \w+){0,2}? "
@@ -106,9 +120,13 @@ RULES = [
             r"by (?:your|the) (?:developers?|creators?|operators?|system))"
             r"|\bwhat (?:does|did|do) (?:your|the) (?:system prompt|prompt|instructions|"
             r"developers?|creators?|operators?) (?:say|tell you|contain|instruct|ask)"
+            r"|\bwhat (?:was|were|is|are) (?:the )?(?:very )?(?:first|initial|earliest|opening)"
+            r" (?:thing|message|instruction|word|sentence|line|text)s? (?:you (?:were|have been)"
+            r" (?:told|given|shown|sent)|you (?:saw|received|read|got)|(?:in|of) (?:this|our|the)"
+            r" (?:conversation|chat|session|context))"
         ),
         PROMPT_ANCHORS + " your_developer your_creator your_operator the_developer the_creator "
-        "the_operator",
+        "the_operator first_ initial_ earliest_ opening_",
         200,
         200,
     ),
@@ -127,10 +145,13 @@ RULES = [
             r"following|paragraph)\b[^\n]{0,40}?[\"'\u201c\u2018:]\s*(?:my|your|the)"
             r" (?:instructions|system prompt|prompt|rules|guidelines|initial instructions|"
             r"original instructions|secret|password) (?:are|is|say|were|begin|read|state)\b"
-            r"|\b(?:continue|complete|finish)(?: the| this)? (?:sentence|text|phrase|line|"
-            r"following|paragraph)\b[^\n]{0,40}?[\"'\u201c\u2018:]\s*you are\b"
+            # The prefix quoted on its own: "...where they begin: 'You are a'".
+            r"|\b(?:continue|complete|finish|resume)\b[^.\n]{0,60}?[\"'\u201c\u2018:]\s*you"
+            r"(?: are|'re)(?: an?| the)?(?:\.\.\.|\u2026)?(?:[\"'\u201d\u2019]|\s*$)"
+            r"|\b(?:starting|beginning) (?:from|at)(?: the (?:words?|phrase|line))?\s*"
+            r"[:\"'\u201c\u2018\u00ab]\s*you(?: are|'re)\b"
         ),
-        "with continu complet finish go_on carry_on",
+        "with continu complet finish go_on carry_on resume from_ at_",
         60,
         140,
     ),
@@ -204,7 +225,8 @@ AS_GIVEN = (
     r"(?:verbatim|word for word|without (?:any )?(?:modifications?|changes|alterations?|"
     r"changing (?:anything|a word))|unmodified|(?:and )?not modified|exactly as (?:written|"
     r"given)|you(?:'ve| have)? (?:saw|seen|received|were given|got|have been given|were"
-    r" initiali[sz]ed with|came across)|(?:in|of|from) (?:this|our|the) (?:conversation|chat|"
+    r" initiali[sz]ed with|came across)|(?:in|of|from) (?:this|our|the)(?: current)?"
+    r" (?:conversation|chat|"
     r"session|context(?: window)?)|(?:in|of|from) your (?:context(?: window)?|memory|prompt|"
     r"instructions|system|initiali[sz]ation))"
 )
@@ -236,6 +258,198 @@ RULES += [
         "directive everything verbatim word_for_word unmodified not_modified without_modif "
         "without_change without_alter exactly_as text_before text_above words_before "
         "words_above everything_before",
+        160,
+        120,
+    ),
+]
+
+# The reader's own prompt named so that nothing else fits: turned into another form, taken
+# apart piece by piece, or searched for the secrets it holds.
+OWN_PROMPT = (
+    r"(?:(?:your|the) (?:\w+ ){0,2}?(?:system prompt|system message|developer message|"
+    r"(?:initial|original|hidden|secret|operating|starting|first|base|underlying) "
+    r"(?:prompt|instructions)|instructions you (?:were|have been) (?:given|initiali[sz]ed with)))"
+)
+# The same, or "your instructions" bare, when the reader is asked to turn it into a format.
+OWN_INSTRUCTIONS = rf"(?:{OWN_PROMPT}|your instructions)"
+FORMAT = (
+    r"(?:an? )?(?:pretty |valid |plain |raw |single |structured )?(?:html|json|yaml|xml|markdown|"
+    r"csv|toml|python|pseudo-?code|code block|txt(?: block)?|base64|hex|binary|morse)"
+)
+PIECE = r"(?:words?|lines?|sentences?|letters?|characters?|tokens?|rules?|paragraphs?)"
+SECRET = (
+    r"(?:api[ _-]?keys?|secrets?|passwords?|passphrases?|tokens?|credentials?|access keys?|"
+    r"private keys?|keys?|urls?|hostnames?|e-?mail addresses|phone numbers|names?)"
+)
+# Lines that take in what came before: the conversation, its sentences, its context.
+BEFORE = (
+    r"(?:chat|conversation|context|session|dialog(?:ue)?|transcript|messages?|prompts?|"
+    r"instructions?|commands?|tasks?|input)"
+)
+QUANTITY = (
+    r"(?:all|every|each|everything|single|one|of|the|our|your|this|these|those|previous|prior|"
+    r"earlier|preceding|last|above|entire|whole|full|initial|first|original|very|exact)"
+)
+RULES += [
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "asks the reader to turn its prompt into another form",
+        rx(
+            r"\b(?:convert|export|render|serial[iy]z?e|serialise|format|encode|turn|transform|"
+            r"rewrite|re-?write|restructure|reformat|put|write|dump|output|print|return|give me)"
+            rf"(?: (?:all|each|every|of))* {OWN_INSTRUCTIONS}\b[^.!?\n]{{0,40}}?\b(?:as|in|into|to)"
+            rf" {FORMAT}\b"
+            rf"|\b{REVEAL}\b[^.!?\n]{{0,100}}?:\s*{OWN_INSTRUCTIONS}\s*(?:[.!]|$)"
+        ),
+        PROMPT_ANCHORS,
+        160,
+        120,
+    ),
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "asks the reader to take its prompt apart piece by piece",
+        rx(
+            rf"\b(?:for )?(?:each|every|the first|the last)(?: single)? {PIECE} (?:in|of|from)"
+            rf" {OWN_PROMPT}\b"
+            rf"|\b(?:how many|count(?: the)?|number of) {PIECE} (?:are )?(?:in|of) {OWN_PROMPT}\b"
+        ),
+        PROMPT_ANCHORS,
+        160,
+        60,
+    ),
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "asks the reader for the secrets its prompt or context holds",
+        rx(
+            rf"\b(?:{REVEAL}|list|enumerate|extract|find|collect)\b[^.!?\n]{{0,100}}?\b{SECRET}"
+            r"\b[^.!?\n]{0,60}?\b(?:from|in|inside|within|contained in|stored in|anywhere in|"
+            r"hidden in|written in|mentioned in) (?:your|the) (?:\w+ )?(?:context(?: window)?|"
+            r"instructions|system prompt|prompt|memory|system context|system message|"
+            r"initial instructions|hidden instructions)\b"
+        ),
+        PROMPT_ANCHORS + " context memory",
+        200,
+        100,
+    ),
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "names the reader's prompt, then asks for it to be shown",
+        rx(
+            r"\byour (?:\w+ ){0,3}?(?:context window|system prompt|system message|initial"
+            r" instructions|hidden instructions|instructions|prompt)\b[^.\n]{0,20}?"
+            r"(?:[\u2014\u2013:]|--| - )\s*(?:please )?(?:print|repeat|output|dump|reveal|show|"
+            r"copy|paste|recite|type|write) (?:it|them)\b"
+        ),
+        PROMPT_ANCHORS,
+        40,
+        120,
+    ),
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "asks the reader to repeat the conversation before the page",
+        rx(
+            # The pieces of what came before: "every line of our chat so far".
+            r"\b(?:repeat|recite|recount|reproduce|restate|print|output|say|list|write (?:out|"
+            r"down)|type out|tell me|show me|echo|dump|spell out|give me|translate)"
+            rf"(?: back| again| out)?(?:{S}{QUANTITY})*{S}{PIECE} (?:of|in|from|that make up)"
+            rf"(?: {QUANTITY}| (?:user'?s?|system|my))* {BEFORE}\b(?! (?:line|prompt)\b)"
+            rf"|\b(?:repeat|recite|recount|reproduce|restate|list|say|tell me) (?:back |again )?"
+            rf"(?:all|every|each)(?: single)?(?:{S}{QUANTITY})* {PIECE}\b[^.!?\n]{{0,20}}?\byou"
+            r"(?:'ve| have| had)? (?:seen|come across|received|been given|read|got(?:ten)?)\b"
+            # The whole of it: "repeat all the context", "recite our chat so far".
+            r"|\b(?:repeat|recite|recount|reproduce|restate|print out|dump|echo back)"
+            rf"(?:{S}{QUANTITY})+{S}(?:chat|conversation|context|dialog(?:ue)?|transcript)"
+            r"(?: (?:so far|above|before this|until now|up to now|to date|verbatim|history)\b|"
+            r"(?= *[.?!]|$))"
+            r"|\b(?:repeat|recite|print|output|reproduce|echo|translate|write out|spell out)"
+            r"(?: all| every| each)?(?: of)? the (?:above|preceding|previous) (?:words|sentences|"
+            r"messages|text|content|conversation|prompt)\b(?! (?:for|on|with|to|until)\b)"
+            r"|\bwhat (?:are |were )?(?:all )?(?:the )?(?:sentences|words|lines|instructions)"
+            r" (?:in|of) (?:the |your |this )?(?:previous|last|above|initial|first|original)"
+            r" (?:instructions?|command|message|prompt|task|conversation)\b"
+            r"|\bwhat (?:are |were )?all (?:of )?the (?:sentences|words|lines) (?:in|of)"
+            r" (?:the|your) (?:instructions?|prompt|system prompt|conversation|context)\b"
+            # A forged turn that shows the prompt, for the reader to go on from.
+            r"|\bhere (?:is|are) (?:everything|all|the (?:full|complete|entire|exact|whole)"
+            r"(?: text)?)(?: (?:in|of))? my (?:system prompt|initial instructions|original"
+            r" instructions|hidden instructions|instructions|prompt)\b"
+        ),
+        combos(
+            "word words line lines sentence sentences letter letters character characters "
+            "token tokens rule rules paragraph paragraphs",
+            "of in from that",
+        )
+        + " seen come_across received been_given you_have you've you_had chat conversation "
+        "context dialog transcript "
+        + combos("above preceding previous", "words sentences messages text content prompt")
+        + " here_is here_are",
+        100,
+        200,
+    ),
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "leaves the start of the reader's prompt open for it to complete",
+        rx(
+            r"[\"'\u201c\u2018\u00ab\u300c]\s*(?:the |my |your |el |la |le |les |los |las |l'|"
+            r"die |der |den |il |i |gli |o |a |os |as )?(?:system prompt|system message|"
+            r"initial instructions|instructions|"
+            r"prompt del sistema|instrucciones(?: del sistema)?|invite systeme|prompt systeme|"
+            r"consignes|systemaufforderung|system-?prompt|systemanweisungen|anweisungen|"
+            r"prompt di sistema|istruzioni(?: di sistema)?|prompt do sistema|instrucoes)"
+            r"(?: (?:says?|reads?|is|are|were|begins?|starts?|goes|dice|dicen|dit|disent|"
+            r"lautet|lauten|recita|dicono|diz|dizem|son|sont|sind|sono|sao|es|est|ist|e))?"
+            r"\s*:?\s*(?:\.\.\.|\u2026)?\s*[\"'\u201d\u2019\u00bb\u300d]"
+            r"|[\"'\u201c\u2018\u300c]\s*(?:システムプロンプト|最初の指示|システム指示)(?:は|の内容は)"
+            r"[^\"'\u201d\u2019\u300d\n]{0,20}[\uff1a:]\s*[\"'\u201d\u2019\u300d]"
+        ),
+        "prompt instruction message consign aufforderung anweisungen istruzioni instruc "
+        "invite "
+        "システムプロンプト 最初の指示 システム指示",
+        30,
+        60,
+    ),
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "asks the reader to repeat or translate what came before",
+        rx(
+            r"\b(?:traduce|traduzca|traducid|traduis|traduisez|ubersetze|ubersetzen sie|traduci|"
+            r"traducete|traduza|traduzir|repite|repita|repete|repetez|wiederhole|wiederholen sie|"
+            r"ripeti|ripetete|copia|copie|kopiere|muestra|affiche|zeige|mostra|mostre)"
+            r"(?: (?:todo|tout|alles|tutto|tudo))? (?:lo anterior|lo de arriba|ce qui precede|"
+            r"le texte ci-dessus|das obige|alles obige|alles oben|den obigen text|quanto sopra|"
+            r"il testo sopra|o acima|o texto acima|tudo acima)"
+        ),
+        "anterior arriba precede ci-dessus obige oben sopra acima",
+        60,
+        20,
+    ),
+]
+
+RULES += [
+    PhraseRule(
+        "prompt-leak",
+        "medium",
+        "asks the reader to describe or check its own prompt",
+        rx(
+            r"\b(?:describe|explain|outline|detail|walk me through|go through|list|enumerate|"
+            r"provide|divulge|unveil|recount|narrate|present|surface)(?: to me| me| us)?"
+            rf"(?: all of| each of| every part of| the contents of)? {OWN_PROMPT}\b"
+            rf"|\b(?:{REVEAL}|spell[- ]?check|proofread|grammar[- ]?check|correct the (?:spelling|"
+            r"grammar|typos) (?:of|in)|fix the (?:spelling|grammar|typos) (?:of|in))(?: all of)?"
+            r" the (?:above|preceding|previous|prior|initial|original|first|earlier) (?:prompt|"
+            r"system prompt|system message|initial instructions|original instructions)\b"
+            r"|\b(?:spell[- ]?check|proofread|grammar[- ]?check)(?: all of)? the (?:above|"
+            r"preceding|previous|prior|initial|original|first|earlier) (?:instructions|"
+            r"messages?|text)\b"
+        ),
+        PROMPT_ANCHORS + " above_ preceding_ previous_ prior_ initial_ original_ first_ earlier_",
         160,
         120,
     ),

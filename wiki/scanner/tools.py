@@ -4,14 +4,14 @@ decode and then obey."""
 
 from __future__ import annotations
 
-from wiki.scanner.words import PhraseRule, rx
+from wiki.scanner.words import SENSITIVE, PhraseRule, combos, rx
 
 # A tool's name, as agents' tools are named: snake_case, camelCase or dotted, with a
 # verb that acts on the world.
 ACTS = (
     r"(?:send|delete|remove|drop|transfer|post|upload|exec|execute|run|forward|email|mail|pay|"
     r"wire|wipe|destroy|purge|grant|share|publish|write|update|create|move|admin|override|"
-    r"approve)"
+    r"approve|export|push|sync|submit|charge|refund|invite)"
 )
 ACTING_TOOL = (
     rf"[`'\"]?(?:(?:[a-z0-9]+[_.])+{ACTS}(?:[_.][a-z0-9]+)*|{ACTS}(?:[_.][a-z0-9]+)+)[`'\"]?"
@@ -24,7 +24,13 @@ FOR_THE_PAGE = (
     r"|(?:all|every|the full|the entire|the whole|the last \d+) (?:\w+ )?(?:conversation|"
     r"history|customers?|users?|records?|files?|data|messages|e-?mails?|list|accounts?)"
     r"|even if|(?:is|are) (?:required|mandatory) (?:for|by)|as part of (?:the|this) (?:task|"
-    r"ticket|audit|review|summary))"
+    r"ticket|audit|review|summary)"
+    r"|(?:to|at) (?:the |an |our |this |that )?(?:[\w-]+ ){0,2}?(?:webhook|endpoint|callback|"
+    r"collector|listener)\b"
+    r"|to (?:close|resolve|complete|finish) (?:this|the) (?:ticket|task|issue|request|case)"
+    r"|to (?:bypass|skip|override|circumvent|disable|get around) (?:the |all |any |your )?"
+    r"(?:\w+ )?(?:checks?|confirmations?|approvals?|verifications?|restrictions|limits|audit|"
+    r"reviews?|security|safeguards|policy|policies))"
 )
 
 RULES = [
@@ -34,9 +40,12 @@ RULES = [
         "has the reader call a tool that acts on the world, for the page",
         rx(
             rf"\b{CALL} {ACTING_TOOL}(?: (?:tool|function|action|command|endpoint|api))?\b"
-            rf"[^\n]{{0,160}}?\b{FOR_THE_PAGE}"
-            r"|\b(?:before|when|after) (?:you )?(?:respond|reply|answer|summari[sz]|return|"
-            rf"finish|read|process)\w*(?: \w+){{0,4}},? (?:please )?(?:first )?{CALL} {ACTING_TOOL}"
+            # Within the sentence ("payments.transfer" and "e.g." keep their dots).
+            rf"(?:[^.!?\n]|\.(?!\s)){{0,160}}?\b{FOR_THE_PAGE}"
+            r"|\b(?:before|when|after|once) (?:you )?(?:respond|reply|answer|summari[sz]|return|"
+            r"finish|read|process)\w*(?: \w+){0,4},? (?:please )?(?:first )?(?:your (?:next|first)"
+            r" (?:action|step|move) (?:must|should|will|shall|is to|has to)(?: be)?(?: to)? )?"
+            rf"{CALL} {ACTING_TOOL}"
             r"|\b(?:call|invoke|use|run|execute)(?: the)? [`'\"]?[a-z0-9_.]+[`'\"]?"
             r" (?:tool|function)\b[^\n]{0,80}?\b(?:to (?:send|forward|e-?mail|post|upload)|with)"
             r" (?:all |the full |the entire |the whole )?(?:the )?(?:conversation|chat|history|"
@@ -47,11 +56,25 @@ RULES = [
         300,
     ),
     PhraseRule(
+        "tool-abuse",
+        "high",
+        "writes out a call of a tool that sends private data to an outside address",
+        rx(
+            rf"{ACTING_TOOL}\s*\([^)\n]{{0,200}}?(?:[\w.+-]+@[\w-]+\.[\w.-]+|https?://)"
+            rf"[^)\n]{{0,200}}?{SENSITIVE}"
+        ),
+        "@ ://",
+        300,
+        300,
+    ),
+    PhraseRule(
         "decode-and-follow",
         "high",
         "tells the reader to decode text and then do what it says",
         rx(
+            # Not a list of permissions ("read, write and execute").
             r"\b(?:decode|decipher|decrypt|translate|reverse|unscramble|convert|read|apply)\b"
+            r"(?!,| (?:and|or|/) (?:write|execute)\b)"
             r"[^.\n]{0,80}?\b(?:then|and)(?: then)?(?: \w+){0,2}? (?:follow|execute|obey|do|"
             r"carry out|perform|run|comply with|comply|act on|respond to|answer)\b"
             r"(?:[^.\n]{0,40}?\b(?:instructions?|it|what it says|the (?:decoded|resulting|hidden|"
@@ -59,6 +82,29 @@ RULES = [
         ),
         "decode decipher decrypt translate reverse unscramble convert read apply",
         5,
+        200,
+    ),
+    PhraseRule(
+        "decode-and-follow",
+        "high",
+        "has the reader assemble an instruction from pieces and then carry it out",
+        rx(
+            r"\b(?:complete|do|perform|execute|follow|carry out|obey|run|answer|fulfil+)"
+            r" (?:the )?(?:task|instructions?|commands?|request|question|actions?)s?"
+            r" (?:specified|described|given|contained|written|stated|spelled out|formed|encoded)"
+            r" (?:by|in) (?:the )?(?:resulting |combined |concatenated |decoded |final )?"
+            r"(?:strings?|sentences?|variables?|results?|texts?|outputs?|words?|letters?|"
+            r"concatenation|combination)\b"
+            r"|\b(?:descodifica|decodifica|decifra|descifra|decode|decodez|dekodiere|entschlussle)"
+            r"\b[^.\n]{0,80}?\b(?:y|e|et|und|ed) (?:luego )?(?:sigue|segui|siga|suivez|suis|folge|"
+            r"befolge|esegui|ejecuta|execute|executez|obedece|obeisci|haz|fais|mach)\w*\b"
+        ),
+        combos(
+            "task tasks instruction instructions command commands request question action actions",
+            "specified described given contained written stated spelled formed encoded",
+        )
+        + " descodifica decodifica decifra descifra decode dekodiere entschlussle",
+        60,
         200,
     ),
 ]

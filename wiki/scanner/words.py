@@ -8,8 +8,11 @@ from typing import NamedTuple
 from wiki.scanner.findings import Severity
 
 # Between words: spaces plus the Markdown and quoting punctuation that obfuscation uses.
-S = r"[\s*_~`>\"'\u201c\u201d\u2018\u2019()\[\]|,:-]+"
-ANY_WORD = r"[\w'\u2019-]+"
+# Both runs are possessive: the two classes share "-" and "'", and a pattern that repeats
+# them (a few words of anything) would otherwise try every way of splitting a long run of
+# dashes or quotes between them, which takes minutes on some ordinary pages.
+S = r"[\s*_~`>\"'\u201c\u201d\u2018\u2019()\[\]|,:-]++"
+ANY_WORD = r"[\w'\u2019-]++"
 
 SENSITIVE = (
     r"(?:secrets?|tokens?|credentials?|passwords?|passphrases?|api[ _-]?keys?|"
@@ -24,7 +27,9 @@ SENSITIVE = (
     r"documents|information)|what you (?:know|remember|recall|have stored|have learned)|"
     r"(?:the )?(?:user'?s?|customer'?s?|client'?s?) (?:\w+ )?(?:data|details|profile|info|"
     r"information|messages|e-?mails?|files|documents|preferences|address|history|questions?|"
-    r"requests?|input|queries|memories|notes|facts|name|phone(?: number)?)|"
+    r"requests?|input|queries|memories|notes|facts|name|phone(?: number)?|list|lists|database|"
+    r"records|accounts|table)|(?:customer|client|contact|employee|subscriber|member|patient)"
+    r" (?:list|lists|database|records|data|details|e-?mails)|"
     r"(?:this|the|our|your|current|whole|entire) (?:conversation|chat|session|thread|"
     r"dialog(?:ue)?)|(?:all|every|any) (?:the |your |my )?(?:facts|memories|notes|messages|"
     r"e-?mails|documents)|(?:the )?(?:contents?|body|text|summary|transcript) of (?:the|this|"
@@ -37,6 +42,15 @@ SENSITIVE = (
 def rx(pattern: str) -> re.Pattern[str]:
     """A pattern over the normalised text, where ``^`` and ``$`` match at line breaks."""
     return re.compile(pattern, re.MULTILINE)
+
+
+def combos(*choices: str) -> str:
+    """Anchors for ``PhraseRule``: every way of taking one word from each of ``choices``
+    (space-separated alternatives), joined by spaces ("_")."""
+    found = [""]
+    for choice in choices:
+        found = [f"{head}_{word}" if head else word for head in found for word in choice.split()]
+    return " ".join(found)
 
 
 def occurrences(text: str, literal: str, whole_word: bool) -> list[int]:

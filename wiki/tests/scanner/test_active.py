@@ -42,3 +42,21 @@ def test_a_script_url_written_out_is_flagged_at_medium():
 )
 def test_inline_pictures_code_and_web_links_are_not_flagged(text):
     assert not is_flagged(scan(text)), scan(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Title: x\" onfocus=\"document.location='https://t.example'",
+        "![chart' onerror='fetch(1)](chart.png)",
+        "[open](javascript&#58;alert(1))",
+        "<img src=`javascript:alert(1)`>",
+    ],
+)
+def test_it_flags_attribute_break_outs_and_encoded_script_targets(text):
+    assert {f.rule for f in scan(text) if f.severity == "high"} & {"active-html", "script-link"}
+
+
+def test_an_attribute_named_in_prose_is_not_a_break_out():
+    text = 'Give the image a width="3" and use onload handlers sparingly.'
+    assert not is_flagged(scan(text)), scan(text)

@@ -132,3 +132,20 @@ def test_pathological_input_scans_in_linear_time(unit):
     started = time.process_time()
     scan(text)
     assert time.process_time() - started < 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "they are complete\n\n" + "-" * 76 + "\nRelease 4.2",
+        "Act as\n" + "-" * 60 + "\nthe function",
+        "pretend " + "'" * 80 + " ok",
+        "play " + "- " * 60,
+    ],
+)
+def test_a_phrase_word_before_a_long_rule_of_dashes_or_quotes_scans_at_once(text):
+    # Patterns that repeat "a few words of anything" once tried every way of splitting
+    # such a run between words and separators, and took minutes.
+    started = time.process_time()
+    scan(text)
+    assert time.process_time() - started < 0.5
