@@ -559,6 +559,11 @@ def tool_world(owner, remember, tmp_path, settings) -> dict:
         "recall": {"query": "Which host runs the staging database?"},
         "memory_write": {"content": "Deploys go out on Tuesdays"},
         "memory_get": {"ids": [fact.pk]},
+        "learning_write": {
+            "skill": "deploy",
+            "content": "A cold cache stalls the rollout; warm it first.",
+            "fingerprint": "rollout-stall",
+        },
         "memory_forget": {"topic": "espresso"},
         "tiered_recall": {"tier": "org", "query": "canary"},
         "codegraph_query": {"query": "login"},

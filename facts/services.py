@@ -878,6 +878,8 @@ def fact_update(
     _require_editable(actor=actor, fact=fact)
     fact = row_for_update(fact, missing=f"No fact {fact.pk}.", expected_version=expected_version)
     _require_editable(actor=actor, fact=fact)
+    if fact.category == Category.LEARNING and fact.tier == Tier.SKILL and changes:
+        raise Conflict("Learnings are append-only: write a new learning instead.")
     config = memory_config_get()
     unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
     if unknown:

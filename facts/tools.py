@@ -1,4 +1,5 @@
-"""What agents may call of the fact store: ``recall``, ``memory_write``, ``memory_get``.
+"""What agents may call of the fact store: ``recall``, ``memory_write``, ``memory_get``,
+``learning_write``.
 
 Answers are compact: ids and the statements, so an agent spends few tokens; it reads
 a memory whole (provenance, scores, history) with ``memory_get``.
@@ -9,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from facts import selectors, services
+from facts.learnings import learning_create
 from facts.models import Category
 from facts.recall import fact_recall
 from memoryhub.toolkit import ToolAnswer, tool
@@ -101,4 +103,37 @@ def memory_get(actor: Actor, args: MemoryGetArguments) -> ToolAnswer:
     return ToolAnswer(data={"items": items, "missing": missing}, text="\n".join(lines))
 
 
-TOOLS = [recall, memory_write, memory_get]
+class LearningWriteArguments(BaseModel):
+    skill: str = Field(description="The skill the learning is about", max_length=200)
+    content: str = Field(description="What was learned, self-contained")
+    fleet: str | None = Field(None, description="Default: your token's fleet", max_length=100)
+    agent: str | None = Field(None, description="Default: your token's name", max_length=200)
+    fingerprint: str | None = Field(
+        None, description="The failure's fingerprint cluster", max_length=200
+    )
+    resolution: str | None = Field(None, description="A reference to the fix", max_length=500)
+
+
+class LearningWriteAnswer(BaseModel):
+    id: int
+    skill: str
+    fleet: str
+    fingerprint: str
+
+
+@tool(arguments=LearningWriteArguments, answer=LearningWriteAnswer, scope="write")
+def learning_write(actor: Actor, args: LearningWriteArguments) -> ToolAnswer:
+    """Append a learning of a skill (what worked, what failed and why), optionally with
+    the failure's fingerprint cluster and a reference to its resolution. Learnings are
+    never merged or edited; tiered_recall's skill tier reads them."""
+    fact = learning_create(actor=actor, data=args.model_dump(exclude_none=True))
+    data = {
+        "id": fact.pk,
+        "skill": fact.skill,
+        "fleet": fact.fleet,
+        "fingerprint": fact.fingerprint,
+    }
+    return ToolAnswer(data=data, text=f"learning {fact.pk} added to skill {fact.skill}")
+
+
+TOOLS = [recall, memory_write, memory_get, learning_write]
