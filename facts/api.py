@@ -402,13 +402,13 @@ def recall(request: HttpRequest, payload: RecallIn) -> dict[str, Any]:
 
 
 @router.post("/learnings", response={201: LearningOut}, auth=write_auth, tags=["learnings"])
-def learning_post(request: HttpRequest, payload: LearningIn) -> tuple[int, dict[str, Any]]:
+def learning_post(request: HttpRequest, payload: LearningIn) -> Status:
     """Append a learning of a skill (never merged, never edited): it joins the skill
     tier of tiered recall, and with a fingerprint cluster the fingerprint index."""
     fact = learning_create(
         actor=Actor.from_request(request), data=payload.model_dump(exclude_none=True)
     )
-    return 201, selectors.learning_as_dict(fact)
+    return Status(201, selectors.learning_as_dict(fact))
 
 
 @router.get(
