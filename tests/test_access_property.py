@@ -653,7 +653,7 @@ def without_echo(text: str, query: str | None) -> str:
     return text
 
 
-def test_no_read_path_shows_a_statement_outside_its_audience():
+def test_no_read_path_shows_a_statement_outside_its_audience(role_presets):
     run_state_machine_as_test(
         AccessWorld,
         settings=settings(

@@ -21,7 +21,7 @@ from teams.services import Actor
 from wiki.models import Page
 from wiki.services import wiki_page_upsert
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("role_presets")]
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 

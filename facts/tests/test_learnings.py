@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from facts.learnings import learning_create
 from facts.models import Fact
 from memoryhub.recall import tiered_recall
 from teams.models import AuditEvent
@@ -231,3 +232,14 @@ def test_a_misnamed_file_or_missing_folder_is_refused(owner, tmp_path):
     with pytest.raises(CommandError, match=r"2026-13-45\.jsonl"):
         run_import(tmp_path, owner)
     assert not Fact.objects.exists()
+
+
+def test_a_memory_never_merges_into_a_learning_even_after_the_keys_are_rebuilt(owner, remember):
+    from facts.dedupe import fact_keys_rebuild
+
+    learning = learning_create(actor=Actor(user=owner), data={"skill": "deploy", **LEARNING})
+    fact_keys_rebuild()
+    fact = remember(owner, LEARNING["content"])
+    assert fact.pk != learning.pk
+    assert Fact.objects.get(pk=learning.pk).content == LEARNING["content"]
+    assert Fact.objects.get(pk=learning.pk).tier == "skill"
