@@ -13,6 +13,7 @@ from facts import selectors, services
 from facts.learnings import learning_create
 from facts.models import Category
 from facts.recall import fact_recall
+from memoryhub.recall import role_block, token_role_recall
 from memoryhub.toolkit import ToolAnswer, tool
 from teams.services import Actor
 
@@ -30,11 +31,21 @@ class RecalledItem(BaseModel):
     score: float
 
 
+class RoleHit(BaseModel):
+    path: str
+    snippet: str
+    score: float
+    ts: str
+
+
 class RecallAnswer(BaseModel):
     block: str = Field(description="The `## Recalled Facts` block, empty when nothing matches")
     items: list[RecalledItem]
     mode: str = Field(description="hybrid, keyword or disabled")
     notes: list[str]
+    role_items: list[RoleHit] = Field(
+        default_factory=list, description="What your token's role preset adds"
+    )
 
 
 @tool(arguments=RecallArguments, answer=RecallAnswer)
@@ -48,8 +59,17 @@ def recall(actor: Actor, args: RecallArguments) -> ToolAnswer:
         {"id": item.id, "content": item.content, "category": item.category, "score": item.score}
         for item in result.items
     ]
-    data = {"block": result.block, "items": items, "mode": result.mode, "notes": result.notes}
-    return ToolAnswer(data=data, text=result.block or "No memories match.")
+    role = actor.token.role if actor.token is not None else ""
+    role_items = token_role_recall(actor=actor, query=args.query, project=args.project)
+    block = "\n\n".join(part for part in (result.block, role_block(role, role_items)) if part)
+    data = {
+        "block": block,
+        "items": items,
+        "mode": result.mode,
+        "notes": result.notes,
+        "role_items": role_items,
+    }
+    return ToolAnswer(data=data, text=block or "No memories match.")
 
 
 class MemoryWriteArguments(BaseModel):

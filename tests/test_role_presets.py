@@ -245,3 +245,13 @@ def test_people_who_are_not_staff_cannot_edit_presets(owner_client, staff_client
     # Staff without the permission to change presets are refused too.
     assert staff_client.post(change_url("scout"), form([{"tier": "org"}])).status_code == 403
     assert RolePreset.objects.get(role="scout").entries == before
+
+
+def test_the_recall_tool_of_a_role_token_adds_its_presets_hits(owner, make_token, library):
+    _, secret = make_token(owner, name="diag", fleet="blue", role="diagnostician")
+    client = Client(headers={"Authorization": f"Bearer {secret}"})
+    body = {"query": "staging dns"}
+    answer = client.post("/api/tools/recall", json.dumps(body), content_type="application/json")
+    assert answer.status_code == 200, answer.content
+    assert paths(answer.json()["data"]["role_items"]) == ["wiki/-/staging-dns-flaps"]
+    assert "## Recalled for the diagnostician role" in answer.json()["text"]
