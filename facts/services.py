@@ -878,7 +878,10 @@ def fact_update(
     _require_editable(actor=actor, fact=fact)
     fact = row_for_update(fact, missing=f"No fact {fact.pk}.", expected_version=expected_version)
     _require_editable(actor=actor, fact=fact)
-    if fact.category == Category.LEARNING and fact.tier == Tier.SKILL and changes:
+    # What a learning says is never rewritten; who reads it and whether it is archived
+    # stay curation.
+    learning = fact.category == Category.LEARNING and fact.tier == Tier.SKILL
+    if learning and set(changes) - {"status", "visibility", "team"}:
         raise Conflict("Learnings are append-only: write a new learning instead.")
     config = memory_config_get()
     unknown = sorted(set(changes) - set(EDITABLE_FIELDS))

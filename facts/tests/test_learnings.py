@@ -68,6 +68,14 @@ def test_a_learning_cannot_be_edited_it_is_append_only(owner, owner_client, make
     assert "append-only" in response.json()["detail"]
     assert Fact.objects.get(pk=made["id"]).content == LEARNING["content"]
     assert owner_client.put("/api/learnings", {}).status_code == 405
+    # Archiving it is curation, not a rewrite.
+    archived = owner_client.patch(
+        f"/api/memories/{made['id']}",
+        json.dumps({"status": "archived"}),
+        content_type="application/json",
+    )
+    assert archived.status_code == 200
+    assert Fact.objects.get(pk=made["id"]).status == "archived"
 
 
 def test_the_fingerprint_index_gives_a_clusters_learnings_and_resolution(
