@@ -91,6 +91,8 @@ class FactOut(Schema):
     fleet: str
     skill: str
     resolution_ref: str
+    fingerprint: str = Field("", description="A learning's fingerprint cluster")
+    agent: str = Field("", description="The agent that wrote a learning")
     created_at: datetime
     updated_at: datetime
     provenance: ProvenanceOut

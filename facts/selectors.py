@@ -371,6 +371,8 @@ def fact_as_dict(fact: Fact) -> dict[str, Any]:
         "fleet": fact.fleet,
         "skill": fact.skill,
         "resolution_ref": fact.resolution_ref,
+        "fingerprint": fact.fingerprint,
+        "agent": fact.agent,
         "created_at": fact.created_at.isoformat(),
         "updated_at": fact.updated_at.isoformat(),
         "provenance": {

@@ -46,6 +46,13 @@ def test_an_agent_appends_a_learning_that_the_skill_tier_reads(owner, make_token
     items = tiered_recall(actor=Actor(user=owner, token=token), tier="skill", skill="deploy")
     assert [i["path"] for i in items] == [f"skill/deploy/{made['id']}"]
     assert items[0]["snippet"].startswith("A cold cache stalls")
+    whole = bearer(secret).get(f"/api/memories/{made['id']}").json()
+    assert (whole["tier"], whole["category"], whole["skill"]) == ("skill", "learning", "deploy")
+    assert (whole["fingerprint"], whole["agent"], whole["resolution_ref"]) == (
+        "rollout-stall",
+        "builder-7",
+        "INC-42",
+    )
 
 
 def test_the_same_learning_twice_is_two_learnings_never_a_merge(owner, make_token):
