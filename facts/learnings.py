@@ -108,6 +108,8 @@ def _fact_for(
             "skill": learning.skill,
             "fleet": learning.fleet,
             "resolution_ref": learning.resolution,
+            "fingerprint": learning.fingerprint,
+            "agent": learning.agent or (actor.token.name if actor.token is not None else ""),
             "visibility": visibility,
             "team": team,
             "import_key": import_key,
@@ -119,8 +121,6 @@ def _fact_for(
         user=actor.user, team=item.team, visibility=item.visibility, project=item.project
     )
     fact = _fact_from_input(actor=actor, item=item, scope=scope)
-    fact.fingerprint = learning.fingerprint
-    fact.agent = learning.agent or (actor.token.name if actor.token is not None else "")
     if learning.created_at is not None:
         fact.created_at = fact.updated_at = fact.valid_from = learning.created_at
     return fact

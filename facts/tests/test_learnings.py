@@ -258,3 +258,23 @@ def test_a_memory_never_merges_into_a_learning_even_after_the_keys_are_rebuilt(o
     assert fact.pk != learning.pk
     assert Fact.objects.get(pk=learning.pk).content == LEARNING["content"]
     assert Fact.objects.get(pk=learning.pk).tier == "skill"
+
+
+def test_an_exported_learning_is_imported_with_its_fingerprint_and_agent(
+    owner, owner_client, make_user, make_token
+):
+    _, secret = make_token(owner, name="builder-7")
+    post(bearer(secret), "/api/learnings", LEARNING)
+    response = owner_client.get("/api/export/personalization")
+    document = json.loads(b"".join(response.streaming_content))
+    newcomer = Client()
+    newcomer.force_login(make_user("erin"))
+    assert post(newcomer, "/api/memories/import", document).status_code == 200
+    copy = Fact.objects.exclude(owner=owner).get()
+    assert (copy.tier, copy.skill, copy.fingerprint, copy.agent, copy.resolution_ref) == (
+        "skill",
+        "deploy",
+        "rollout-stall",
+        "builder-7",
+        "INC-42",
+    )
