@@ -559,6 +559,11 @@ def tool_world(owner, remember, tmp_path, settings) -> dict:
         "recall": {"query": "Which host runs the staging database?"},
         "memory_write": {"content": "Deploys go out on Tuesdays"},
         "memory_get": {"ids": [fact.pk]},
+        "learning_write": {
+            "skill": "deploy",
+            "content": "A cold cache stalls the rollout; warm it first.",
+            "fingerprint": "rollout-stall",
+        },
         "memory_forget": {"topic": "espresso"},
         "tiered_recall": {"tier": "org", "query": "canary"},
         "codegraph_query": {"query": "login"},
@@ -567,3 +572,14 @@ def tool_world(owner, remember, tmp_path, settings) -> dict:
         "wiki_write": {"title": "Vendors", "content": "Acme ships on Mondays."},
         "concept_query": {"entity": "Ledgerd"},
     }
+
+
+@pytest.fixture
+def role_presets(db) -> None:
+    """The shipped role presets (a flush between transactional tests removes the rows
+    the data migration seeded)."""
+    import importlib
+
+    from django.apps import apps
+
+    importlib.import_module("memoryhub.migrations.0003_role_preset_defaults").seed(apps, None)

@@ -10,6 +10,7 @@ from django.utils import timezone
 from ninja import Field, Query, Router, Schema, Status
 
 from facts import selectors, services
+from facts.learnings import learning_create
 from facts.recall import fact_recall
 from facts.schemas import (
     BatchOut,
@@ -20,7 +21,10 @@ from facts.schemas import (
     FactPatch,
     FactSearchOut,
     FactWriteOut,
+    FingerprintOut,
     LayerStatOut,
+    LearningIn,
+    LearningOut,
     RecallIn,
     RecallOut,
     StatsOut,
@@ -29,6 +33,7 @@ from facts.selectors import fact_as_dict
 from memoryhub.errors import InvalidInput
 from memoryhub.forget import memory_forget
 from memoryhub.paging import next_page_url, page_window_check
+from memoryhub.recall import role_block, token_role_recall
 from teams.auth import read_auth, write_auth
 from teams.services import Actor, audit_log
 
@@ -375,16 +380,50 @@ def delete_memory(request: HttpRequest, fact_id: int, cascade: bool = False) -> 
 @router.post("/recall", response=RecallOut, auth=read_auth, tags=["recall"])
 def recall(request: HttpRequest, payload: RecallIn) -> dict[str, Any]:
     """The `## Recalled Facts` block for a message, with each item's score breakdown."""
+    actor = Actor.from_request(request)
     result = fact_recall(
-        actor=Actor.from_request(request),
+        actor=actor,
         query=payload.query,
         project=payload.project,
         max_items=payload.max_items,
         char_budget=payload.char_budget,
     )
+    role = actor.token.role if actor.token is not None else ""
+    role_items = token_role_recall(actor=actor, query=payload.query, project=payload.project)
+    block = "\n\n".join(part for part in (result.block, role_block(role, role_items)) if part)
     return {
-        "block": result.block,
+        "block": block,
         "items": [item.as_dict() for item in result.items],
         "mode": result.mode,
         "notes": result.notes,
+        "role": role,
+        "role_items": role_items,
     }
+
+
+@router.post("/learnings", response={201: LearningOut}, auth=write_auth, tags=["learnings"])
+def learning_post(request: HttpRequest, payload: LearningIn) -> Status:
+    """Append a learning of a skill (never merged, never edited): it joins the skill
+    tier of tiered recall, and with a fingerprint cluster the fingerprint index."""
+    fact = learning_create(
+        actor=Actor.from_request(request), data=payload.model_dump(exclude_none=True)
+    )
+    return Status(201, selectors.learning_as_dict(fact))
+
+
+@router.get(
+    "/learnings/fingerprints/{cluster}",
+    response=FingerprintOut,
+    auth=read_auth,
+    tags=["learnings"],
+)
+def learnings_fingerprint(request: HttpRequest, cluster: str, limit: int = 50) -> dict[str, Any]:
+    """The fingerprint index of a cluster: its learnings you may read and their
+    resolutions (an agent sees its own fleet's and those of no fleet)."""
+    actor = Actor.from_request(request)
+    return selectors.learnings_of_fingerprint(
+        user=actor.user,
+        fleet=actor.token.fleet if actor.token is not None else None,
+        cluster=cluster,
+        limit=limit,
+    )

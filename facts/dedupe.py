@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 
 from django.db import connection
 
-from facts.models import Fact, FactKey, MemoryConfig, Status
+from facts.models import Category, Fact, FactKey, MemoryConfig, Status, Tier
 from memoryhub.db.bulk import insert_rows, rows_by_ids
 from memoryhub.search.readahead import read_ahead
 from memoryhub.search.text import STOPWORDS, WORD
@@ -489,10 +489,12 @@ def fact_keys_stale() -> bool:
 
 def fact_keys_rebuild(*, progress: Callable[[int, int], None] | None = None) -> int:
     """Re-key every active fact with the current rules and record the version; the
-    number of facts keyed. ``progress(done, total)`` is called after each chunk."""
+    number of facts keyed. ``progress(done, total)`` is called after each chunk.
+    Learnings are append-only and never merged, so they carry no keys."""
     FactKey.objects.all().delete()
     ids = list(
         Fact.objects.filter(status=Status.ACTIVE, superseded_by__isnull=True)
+        .exclude(tier=Tier.SKILL, category=Category.LEARNING)
         .order_by("pk")
         .values_list("pk", flat=True)
     )

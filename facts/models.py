@@ -128,6 +128,9 @@ class Fact(ScopedModel):
     fleet = models.CharField(max_length=100, blank=True, default="", db_index=True)
     skill = models.CharField(max_length=200, blank=True, default="")
     resolution_ref = models.CharField(max_length=500, blank=True, default="")
+    # A learning's fingerprint cluster (the failure it is about) and the agent that wrote it.
+    fingerprint = models.CharField(max_length=200, blank=True, default="", db_index=True)
+    agent = models.CharField(max_length=200, blank=True, default="")
     # Provenance
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.USER_STATED)
     session_id = models.CharField(max_length=200, blank=True, default="")

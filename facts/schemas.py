@@ -91,6 +91,8 @@ class FactOut(Schema):
     fleet: str
     skill: str
     resolution_ref: str
+    fingerprint: str = Field("", description="A learning's fingerprint cluster")
+    agent: str = Field("", description="The agent that wrote a learning")
     created_at: datetime
     updated_at: datetime
     provenance: ProvenanceOut
@@ -152,11 +154,49 @@ class RecallItemOut(Schema):
     tags: list[str]
 
 
+class RoleHitOut(Schema):
+    path: str
+    snippet: str
+    score: float
+    ts: str
+
+
 class RecallOut(Schema):
     block: str
     items: list[RecallItemOut]
     mode: str
     notes: list[str]
+    role: str = Field("", description="The token's role, whose preset added role_items")
+    role_items: list[RoleHitOut] = Field(default_factory=list)
+
+
+class LearningIn(Schema):
+    skill: str = Field(description="The skill the learning is about")
+    content: str
+    fleet: str | None = Field(None, description="Default: your token's fleet")
+    agent: str | None = Field(None, description="Default: your token's name")
+    fingerprint: str | None = Field(None, description="The failure's fingerprint cluster")
+    resolution: str | None = Field(None, description="A reference to the fix")
+    visibility: str | None = None
+    team: str | None = None
+
+
+class LearningOut(Schema):
+    id: int
+    skill: str
+    content: str
+    fleet: str
+    agent: str
+    fingerprint: str
+    resolution: str
+    created_at: str
+
+
+class FingerprintOut(Schema):
+    cluster: str
+    resolved: bool
+    resolutions: list[str]
+    learnings: list[LearningOut]
 
 
 class StatsOut(Schema):

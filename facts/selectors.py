@@ -371,6 +371,8 @@ def fact_as_dict(fact: Fact) -> dict[str, Any]:
         "fleet": fact.fleet,
         "skill": fact.skill,
         "resolution_ref": fact.resolution_ref,
+        "fingerprint": fact.fingerprint,
+        "agent": fact.agent,
         "created_at": fact.created_at.isoformat(),
         "updated_at": fact.updated_at.isoformat(),
         "provenance": {
@@ -445,3 +447,40 @@ def _query_vector(text: str) -> Any:
     except Exception:  # the embedder is an edge we do not own: words still match
         logger.warning("Embedding a search failed; matching by words only")
         return None
+
+
+def learning_as_dict(fact: Fact) -> dict[str, Any]:
+    return {
+        "id": fact.pk,
+        "skill": fact.skill,
+        "content": fact.content,
+        "fleet": fact.fleet,
+        "agent": fact.agent,
+        "fingerprint": fact.fingerprint,
+        "resolution": fact.resolution_ref,
+        "created_at": fact.created_at.isoformat(),
+    }
+
+
+def learnings_of_fingerprint(
+    *, user: Any, fleet: str | None, cluster: str, limit: int = 50
+) -> dict[str, Any]:
+    """The fingerprint index of one cluster: its learnings the user may read (newest
+    first; an agent's only of its own fleet or of none) and their resolutions."""
+    if not isinstance(cluster, str) or not cluster.strip() or len(cluster) > 200:
+        raise InvalidInput("A fingerprint cluster is text of 1 to 200 characters.")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
+        raise InvalidInput("limit is between 1 and 200.")
+    facts = Fact.objects.visible_to(user).filter(
+        tier="skill", category=Category.LEARNING, status=Status.ACTIVE, fingerprint=cluster
+    )
+    if fleet is not None:
+        facts = facts.filter(fleet__in=[fleet, ""])
+    found = list(facts.order_by("-created_at", "-id")[:limit])
+    resolutions = list(dict.fromkeys(f.resolution_ref for f in found if f.resolution_ref))
+    return {
+        "cluster": cluster,
+        "resolved": bool(resolutions),
+        "resolutions": resolutions,
+        "learnings": [learning_as_dict(f) for f in found],
+    }

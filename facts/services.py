@@ -195,6 +195,8 @@ class FactInput:
     fleet: str = ""
     skill: str = ""
     resolution_ref: str = ""
+    fingerprint: str = ""
+    agent: str = ""
     layer: int = 1
     import_key: str = ""
 
@@ -223,6 +225,8 @@ def fact_input_clean(*, data: dict[str, Any], config: MemoryConfig) -> FactInput
     item.source_excerpt = (item.source_excerpt or "")[:EXCERPT_LENGTH]
     if len(item.session_id) > 200 or len(item.fleet) > 100 or len(item.skill) > 200:
         raise InvalidInput("session_id, fleet or skill is too long.")
+    if len(item.fingerprint) > 200 or len(item.agent) > 200 or len(item.resolution_ref) > 500:
+        raise InvalidInput("fingerprint, agent or resolution_ref is too long.")
     if item.layer not in (1, 2, 3):
         raise InvalidInput("Layer must be 1, 2 or 3.")
     if not isinstance(item.import_key, str) or len(item.import_key) > IMPORT_KEY_LENGTH:
@@ -266,6 +270,8 @@ def _fact_values(
         "fleet": item.fleet or (actor.token.fleet if actor.token else ""),
         "skill": item.skill,
         "resolution_ref": item.resolution_ref,
+        "fingerprint": item.fingerprint,
+        "agent": item.agent,
         "import_key": item.import_key,
         "created_by_id": actor.user.pk,
         "created_by_token_id": actor.token.pk if actor.token else None,
@@ -878,6 +884,11 @@ def fact_update(
     _require_editable(actor=actor, fact=fact)
     fact = row_for_update(fact, missing=f"No fact {fact.pk}.", expected_version=expected_version)
     _require_editable(actor=actor, fact=fact)
+    # What a learning says is never rewritten; who reads it and whether it is archived
+    # stay curation.
+    learning = fact.category == Category.LEARNING and fact.tier == Tier.SKILL
+    if learning and set(changes) - {"status", "visibility", "team"}:
+        raise Conflict("Learnings are append-only: write a new learning instead.")
     config = memory_config_get()
     unknown = sorted(set(changes) - set(EDITABLE_FIELDS))
     if unknown:

@@ -1,4 +1,5 @@
-"""What agents may call of the fact store: ``recall``, ``memory_write``, ``memory_get``.
+"""What agents may call of the fact store: ``recall``, ``memory_write``, ``memory_get``,
+``learning_write``.
 
 Answers are compact: ids and the statements, so an agent spends few tokens; it reads
 a memory whole (provenance, scores, history) with ``memory_get``.
@@ -9,8 +10,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from facts import selectors, services
+from facts.learnings import learning_create
 from facts.models import Category
 from facts.recall import fact_recall
+from memoryhub.recall import role_block, token_role_recall
 from memoryhub.toolkit import ToolAnswer, tool
 from teams.services import Actor
 
@@ -28,11 +31,21 @@ class RecalledItem(BaseModel):
     score: float
 
 
+class RoleHit(BaseModel):
+    path: str
+    snippet: str
+    score: float
+    ts: str
+
+
 class RecallAnswer(BaseModel):
     block: str = Field(description="The `## Recalled Facts` block, empty when nothing matches")
     items: list[RecalledItem]
     mode: str = Field(description="hybrid, keyword or disabled")
     notes: list[str]
+    role_items: list[RoleHit] = Field(
+        default_factory=list, description="What your token's role preset adds"
+    )
 
 
 @tool(arguments=RecallArguments, answer=RecallAnswer)
@@ -46,8 +59,17 @@ def recall(actor: Actor, args: RecallArguments) -> ToolAnswer:
         {"id": item.id, "content": item.content, "category": item.category, "score": item.score}
         for item in result.items
     ]
-    data = {"block": result.block, "items": items, "mode": result.mode, "notes": result.notes}
-    return ToolAnswer(data=data, text=result.block or "No memories match.")
+    role = actor.token.role if actor.token is not None else ""
+    role_items = token_role_recall(actor=actor, query=args.query, project=args.project)
+    block = "\n\n".join(part for part in (result.block, role_block(role, role_items)) if part)
+    data = {
+        "block": block,
+        "items": items,
+        "mode": result.mode,
+        "notes": result.notes,
+        "role_items": role_items,
+    }
+    return ToolAnswer(data=data, text=block or "No memories match.")
 
 
 class MemoryWriteArguments(BaseModel):
@@ -101,4 +123,37 @@ def memory_get(actor: Actor, args: MemoryGetArguments) -> ToolAnswer:
     return ToolAnswer(data={"items": items, "missing": missing}, text="\n".join(lines))
 
 
-TOOLS = [recall, memory_write, memory_get]
+class LearningWriteArguments(BaseModel):
+    skill: str = Field(description="The skill the learning is about", max_length=200)
+    content: str = Field(description="What was learned, self-contained")
+    fleet: str | None = Field(None, description="Default: your token's fleet", max_length=100)
+    agent: str | None = Field(None, description="Default: your token's name", max_length=200)
+    fingerprint: str | None = Field(
+        None, description="The failure's fingerprint cluster", max_length=200
+    )
+    resolution: str | None = Field(None, description="A reference to the fix", max_length=500)
+
+
+class LearningWriteAnswer(BaseModel):
+    id: int
+    skill: str
+    fleet: str
+    fingerprint: str
+
+
+@tool(arguments=LearningWriteArguments, answer=LearningWriteAnswer, scope="write")
+def learning_write(actor: Actor, args: LearningWriteArguments) -> ToolAnswer:
+    """Append a learning of a skill (what worked, what failed and why), optionally with
+    the failure's fingerprint cluster and a reference to its resolution. Learnings are
+    never merged or edited; tiered_recall's skill tier reads them."""
+    fact = learning_create(actor=actor, data=args.model_dump(exclude_none=True))
+    data = {
+        "id": fact.pk,
+        "skill": fact.skill,
+        "fleet": fact.fleet,
+        "fingerprint": fact.fingerprint,
+    }
+    return ToolAnswer(data=data, text=f"learning {fact.pk} added to skill {fact.skill}")
+
+
+TOOLS = [recall, memory_write, memory_get, learning_write]

@@ -325,7 +325,9 @@ def run_tool(request: HttpRequest, name: str, arguments: Body[dict[str, Any]]) -
 
 
 class TieredRecallIn(Schema):
-    tier: str = Field(description="project, org or skill")
+    tier: str | None = Field(None, description="project, org or skill (optional with a role)")
+    role: str | None = Field(None, description="Read what this role's preset reads")
+    fingerprint: str | None = Field(None, description="Skill tier: this cluster (* for any)")
     query: str = ""
     project: str | None = Field(None, description="The project (project tier)")
     include: list[str] | None = Field(None, description="Page kinds, e.g. ['pdd', 'adr']")
@@ -355,7 +357,8 @@ def recall_tiered(request: HttpRequest, payload: TieredRecallIn) -> dict:
     the organisation's notes (pages of no project) or a skill's learnings, ranked by
     0.5 recency (half-life 30 days) + 0.3 relevance + 0.15 fleet (own 1.0, other 0.5) +
     0.05 resolved. Read-only; another fleet's learnings need `scope: cross` and a
-    justification, which the audit log keeps."""
+    justification, which the audit log keeps. With `role`, the role's preset decides
+    what is read (a `tier` too: only the preset's reads of it)."""
     items = tiered_recall(
         actor=Actor.from_request(request),
         tier=payload.tier,
@@ -368,8 +371,10 @@ def recall_tiered(request: HttpRequest, payload: TieredRecallIn) -> dict:
         kinds=payload.include,
         skill=payload.skill,
         since=payload.since,
+        fingerprint=payload.fingerprint,
+        role=payload.role,
     )
-    return {"tier": payload.tier, "items": items}
+    return {"tier": payload.tier or "", "items": items}
 
 
 @api.get("/health", response=HealthOut, tags=["health"], auth=None)

@@ -267,20 +267,28 @@ class MemoryHub:
     def tiered_recall(
         self,
         *,
-        tier: str,
+        tier: str | None = None,
         query: str = "",
         fleet: str | None = None,
         limit: int = 10,
         **options: Any,
     ) -> list[TieredHit]:
         """A project's pages, the organisation's pages or a skill's learnings, best
-        first; ``options``: project, include (page kinds), skill, since ("7d"), scope
-        ("cross") and justification."""
-        body: dict[str, Any] = {"tier": tier, "query": query, "limit": limit, **options}
+        first; ``options``: project, include (page kinds), skill, since ("7d"),
+        fingerprint (a cluster, or "*"), scope ("cross"), justification, and role (the
+        role's preset decides what is read, with or without a tier)."""
+        body: dict[str, Any] = {"query": query, "limit": limit, **options}
+        if tier is not None:
+            body["tier"] = tier
         if fleet is not None:
             body["fleet"] = fleet
         items = self._request("POST", "/api/recall/tiered", json=body)["items"]
         return [TieredHit(**item) for item in items]
+
+    def learn(self, skill: str, content: str, **fields: Any) -> int:
+        """Append a learning of ``skill`` (``fleet``, ``agent``, ``fingerprint`` and
+        ``resolution`` optional); its id."""
+        return int(self.call("learning_write", skill=skill, content=content, **fields).data["id"])
 
     def remember(self, content: str, **fields: Any) -> Written:
         """Store a statement (``category``, ``importance``, ``tags``, ``visibility``,

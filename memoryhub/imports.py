@@ -194,6 +194,8 @@ def _from_export(fact: ExportFact) -> FactImport:
             "fleet": fact.fleet,
             "skill": fact.skill,
             "resolution_ref": fact.resolution_ref,
+            "fingerprint": fact.fingerprint,
+            "agent": fact.agent,
             "layer": fact.layer,
             "import_key": fact.import_key
             or fact_key(created_at=_aware(fact.created_at), content=fact.content),

@@ -9,6 +9,10 @@ caller's own fleet and 0.5 for another fleet's; resolved is 1.0 for a learning w
 resolution reference. Read-only and never cached: every call reads the rows now, through
 the access rule. A read across fleets needs ``scope="cross"`` and a justification,
 which the audit log keeps.
+
+A role preset (``RolePreset``, edited by staff in the admin) lists the reads an agent of
+that role gets by default; ``tiered_recall(role=...)`` runs them and merges the hits by
+score, and the per-turn recall of a token with a role adds them (``role_recall``).
 """
 
 import math
@@ -22,7 +26,7 @@ from django.utils import timezone
 
 from facts.models import Fact, Status, Tier
 from facts.search import FACT_FTS
-from memoryhub.errors import Forbidden, InvalidInput
+from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.refs import shortened
 from memoryhub.search.text import match_any
 from teams.services import Actor, audit_log
@@ -38,6 +42,9 @@ CANDIDATES = 200  # rows ranked per call, before the limit
 SNIPPET = 200
 MAX_QUERY = 1000
 SINCE = re.compile(r"^(\d{1,4})([hdw])$")
+ANY_FINGERPRINT = "*"  # every learning with a fingerprint cluster
+MAX_PRESET_ENTRIES = 10
+PRESET_KEYS = ("tier", "include", "skill", "fingerprint", "since", "scope")
 
 
 @dataclass(frozen=True)
@@ -130,10 +137,15 @@ def _learnings(
     since: timedelta | None,
     query: str,
     now: datetime,
+    fingerprint: str | None = None,
 ) -> list[tuple[float, TieredHit]]:
     facts = Fact.objects.visible_to(actor.user).filter(tier=Tier.SKILL, status=Status.ACTIVE)
     if skill:
         facts = facts.filter(skill=skill)
+    if fingerprint == ANY_FINGERPRINT:
+        facts = facts.exclude(fingerprint="")
+    elif fingerprint:
+        facts = facts.filter(fingerprint=fingerprint)
     if since is not None:
         facts = facts.filter(created_at__gte=now - since)
     if not cross:
@@ -165,7 +177,7 @@ def _learnings(
 def tiered_recall(
     *,
     actor: Actor,
-    tier: str,
+    tier: str | None = None,
     query: str = "",
     fleet: str | None = None,
     limit: int = DEFAULT_LIMIT,
@@ -175,22 +187,86 @@ def tiered_recall(
     kinds: list[str] | None = None,
     skill: str | None = None,
     since: str | None = None,
+    fingerprint: str | None = None,
+    role: str | None = None,
     now: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """The best ``limit`` rows of ``tier`` for ``actor``, as ``{path, snippet, score,
     ts}``, best first. ``project`` names the project (project tier), ``kinds`` the page
-    kinds to include, ``skill`` and ``since`` (``7d``) narrow the learnings. ``fleet``
-    defaults to the token's; another fleet's learnings need ``scope="cross"`` and a
-    justification."""
-    if tier not in TIERS:
-        raise InvalidInput(f"Unknown tier '{shortened(str(tier))}': use {', '.join(TIERS)}.")
+    kinds to include, ``skill``, ``since`` (``7d``) and ``fingerprint`` (a cluster, or
+    ``*`` for any) narrow the learnings. ``fleet`` defaults to the token's; another
+    fleet's learnings need ``scope="cross"`` and a justification. With ``role`` (and no
+    tier) the role's preset decides what is read; with both, the preset's reads of that
+    tier."""
+    if role is not None:
+        return role_recall(
+            actor=actor, role=role, query=query, project=project, limit=limit, tier=tier, now=now
+        )
+    if tier is None:
+        raise InvalidInput(f"Name a tier ({', '.join(TIERS)}) or a role.")
+    _limit_check(limit)
+    ranked = _tier_ranked(
+        actor=actor,
+        tier=tier,
+        query=query,
+        fleet=fleet,
+        scope=scope,
+        justification=justification,
+        project=project,
+        kinds=kinds,
+        skill=skill,
+        since=since,
+        fingerprint=fingerprint,
+        now=now or timezone.now(),
+    )
+    return _best(ranked, limit)
+
+
+def _limit_check(limit: Any) -> None:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit is between 1 and {MAX_LIMIT}.")
+
+
+def _best(ranked: list[tuple[float, TieredHit]], limit: int) -> list[dict[str, Any]]:
+    ranked.sort(key=lambda pair: (-pair[0], pair[1].path))
+    hits, seen = [], set()
+    for score, hit in ranked:
+        if hit.path in seen:
+            continue
+        seen.add(hit.path)
+        hits.append(
+            asdict(TieredHit(path=hit.path, snippet=hit.snippet, score=round(score, 4), ts=hit.ts))
+        )
+        if len(hits) == limit:
+            break
+    return hits
+
+
+def _tier_ranked(
+    *,
+    actor: Actor,
+    tier: str,
+    query: str,
+    fleet: str | None,
+    scope: str,
+    justification: str,
+    project: str | None,
+    kinds: list[str] | None,
+    skill: str | None,
+    since: str | None,
+    fingerprint: str | None,
+    now: datetime,
+) -> list[tuple[float, TieredHit]]:
+    """Every candidate of one tier read, scored (unsorted); a cross-fleet read is audited."""
+    if tier not in TIERS:
+        raise InvalidInput(f"Unknown tier '{shortened(str(tier))}': use {', '.join(TIERS)}.")
     if scope not in ("own", "cross"):
         raise InvalidInput(f"scope is 'own' or 'cross', not '{shortened(str(scope))}'.")
     query = (query or "").strip()
     if len(query) > MAX_QUERY:
         raise InvalidInput(f"The query is at most {MAX_QUERY} characters.")
+    if fingerprint is not None and len(fingerprint) > 200:
+        raise InvalidInput("A fingerprint cluster is at most 200 characters.")
     own_fleet = actor.token.fleet if actor.token is not None else ""
     fleet = (fleet if fleet is not None else own_fleet).strip()
     cross = scope == "cross" or (actor.token is not None and fleet != own_fleet)
@@ -203,11 +279,17 @@ def tiered_recall(
             raise InvalidInput("A justification is at most 500 characters.")
     if tier == "project" and not project:
         raise InvalidInput("The project tier needs a project.")
-    now = now or timezone.now()
     window = parse_since(since)
     if tier == "skill":
         ranked = _learnings(
-            actor, skill=skill, fleet=fleet, cross=cross, since=window, query=query, now=now
+            actor,
+            skill=skill,
+            fleet=fleet,
+            cross=cross,
+            since=window,
+            query=query,
+            now=now,
+            fingerprint=fingerprint,
         )
     else:
         ranked = _pages(
@@ -217,11 +299,6 @@ def tiered_recall(
             query=query,
             now=now,
         )
-    ranked.sort(key=lambda pair: (-pair[0], pair[1].path))
-    hits = [
-        asdict(TieredHit(path=h.path, snippet=h.snippet, score=round(s, 4), ts=h.ts))
-        for s, h in ranked[:limit]
-    ]
     if cross:
         audit_log(
             actor=actor,
@@ -232,7 +309,124 @@ def tiered_recall(
                 "fleet": fleet,
                 "own_fleet": own_fleet,
                 "justification": justification.strip(),
-                "returned": len(hits),
+                "candidates": len(ranked),
             },
         )
-    return hits
+    return ranked
+
+
+# --- Role presets ------------------------------------------------------------------------
+
+
+def preset_entries_clean(entries: Any) -> list[dict[str, Any]]:
+    """A preset's reads, checked: a list of at most ``MAX_PRESET_ENTRIES`` objects with a
+    known tier and only the keys of ``PRESET_KEYS``."""
+    if not isinstance(entries, list) or len(entries) > MAX_PRESET_ENTRIES:
+        raise InvalidInput(f"A preset is a list of at most {MAX_PRESET_ENTRIES} reads.")
+    cleaned = []
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            raise InvalidInput(f"Read {number} of the preset is not an object.")
+        unknown = sorted(set(entry) - set(PRESET_KEYS))
+        if unknown:
+            raise InvalidInput(f"Read {number} has unknown keys: {', '.join(unknown)}.")
+        if entry.get("tier") not in TIERS:
+            raise InvalidInput(f"Read {number} needs a tier: {', '.join(TIERS)}.")
+        include = entry.get("include") or []
+        if not isinstance(include, list) or not all(
+            isinstance(k, str) and 0 < len(k) <= 40 for k in include
+        ):
+            raise InvalidInput(f"Read {number}: include is a list of page kinds.")
+        for key in ("skill", "fingerprint", "since"):
+            if entry.get(key) is not None and (
+                not isinstance(entry[key], str) or len(entry[key]) > 200
+            ):
+                raise InvalidInput(f"Read {number}: {key} is short text.")
+        if entry.get("since"):
+            parse_since(entry["since"])
+        if entry.get("scope", "own") not in ("own", "cross"):
+            raise InvalidInput(f"Read {number}: scope is 'own' or 'cross'.")
+        cleaned.append({k: v for k, v in entry.items() if v not in (None, "", [])})
+    return cleaned
+
+
+def role_preset_entries(role: str) -> list[dict[str, Any]] | None:
+    """The reads of ``role``'s preset; None when the role has no preset."""
+    from memoryhub.models import RolePreset
+
+    found = RolePreset.objects.filter(role=role).values_list("entries", flat=True).first()
+    if found is None:
+        return None
+    try:
+        return preset_entries_clean(found)
+    except InvalidInput:
+        return []  # a preset broken outside the admin reads nothing rather than failing
+
+
+def role_recall(
+    *,
+    actor: Actor,
+    role: str,
+    query: str = "",
+    project: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    tier: str | None = None,
+    now: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """The hits of ``role``'s preset, merged by score: each read of the preset runs as a
+    tiered recall (project reads only with a project). A cross-fleet read of a preset
+    is justified by the preset and audited as any other."""
+    if not isinstance(role, str) or len(role) > 100:
+        raise InvalidInput("A role is a short name.")
+    if tier is not None and tier not in TIERS:
+        raise InvalidInput(f"Unknown tier '{shortened(str(tier))}': use {', '.join(TIERS)}.")
+    _limit_check(limit)
+    entries = role_preset_entries(role)
+    if entries is None:
+        raise NotFound(f"There is no preset for the role '{shortened(role)}'.")
+    now = now or timezone.now()
+    ranked: list[tuple[float, TieredHit]] = []
+    for entry in entries:
+        if tier is not None and entry["tier"] != tier:
+            continue
+        if entry["tier"] == "project" and not project:
+            continue
+        scope = entry.get("scope", "own")
+        ranked += _tier_ranked(
+            actor=actor,
+            tier=entry["tier"],
+            query=query,
+            fleet=None,
+            scope=scope,
+            justification=f"the {role} role preset" if scope == "cross" else "",
+            project=project,
+            kinds=entry.get("include"),
+            skill=entry.get("skill"),
+            since=entry.get("since"),
+            fingerprint=entry.get("fingerprint"),
+            now=now,
+        )
+    return _best(ranked, limit)
+
+
+def token_role_recall(
+    *, actor: Actor, query: str, project: str | None = None, now: datetime | None = None
+) -> list[dict[str, Any]]:
+    """What the per-turn recall of an agent adds for its token's role: the preset's hits
+    (nothing without a token, a role or a preset)."""
+    token = actor.token
+    if token is None or not token.role:
+        return []
+    try:
+        return role_recall(actor=actor, role=token.role, query=query, project=project, now=now)
+    except NotFound:
+        return []
+
+
+def role_block(role: str, hits: list[dict[str, Any]]) -> str:
+    """The preset's hits as a prompt section."""
+    if not hits:
+        return ""
+    lines = [f"## Recalled for the {role} role", ""]
+    lines += [f"- [{hit['path']}] {hit['snippet']}" for hit in hits]
+    return "\n".join(lines)

@@ -107,9 +107,16 @@ def memory_forget(actor: Actor, args: MemoryForgetArguments) -> ToolAnswer:
 
 
 class TieredRecallArguments(BaseModel):
-    tier: Literal[tiers.TIERS] = Field(  # type: ignore[valid-type]
+    tier: Literal[tiers.TIERS] | None = Field(  # type: ignore[valid-type]
+        None,
         description="project: a project's documents; org: the organisation's notes; "
-        "skill: learnings of a skill"
+        "skill: learnings of a skill. Optional with a role",
+    )
+    role: str | None = Field(
+        None, max_length=100, description="Read what this role's preset reads instead"
+    )
+    fingerprint: str | None = Field(
+        None, max_length=200, description="Skill tier: learnings of this cluster (* for any)"
     )
     query: str = Field("", description="Words to rank by (optional)")
     project: str | None = Field(None, description="The project (project tier)")
@@ -151,10 +158,12 @@ def tiered_recall(actor: Actor, args: TieredRecallArguments) -> ToolAnswer:
         kinds=args.include,
         skill=args.skill,
         since=args.since,
+        fingerprint=args.fingerprint,
+        role=args.role,
     )
     lines = [f"{i['path']} ({i['score']:.2f}) {i['snippet']}" for i in items]
     return ToolAnswer(
-        data={"tier": args.tier, "items": items}, text="\n".join(lines) or "Nothing found."
+        data={"tier": args.tier or "", "items": items}, text="\n".join(lines) or "Nothing found."
     )
 
 

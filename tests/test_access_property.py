@@ -53,6 +53,7 @@ pytestmark = pytest.mark.django_db
 
 EXAMPLES = int(os.environ.get("MEMORYHUB_PROPERTY_EXAMPLES") or 20)
 SEARCHED = 3  # markers searched for per user and world
+CLUSTERS = ["rollout-stall", "disk-full"]  # fingerprint clusters of learnings
 MARKER = re.compile(r"zq[0-9a-f]{8}")
 # Twelve content words every fact shares: a fact repeating another's words plus one
 # marker is a near-duplicate of it (similarity at least 13/14 > 0.92), and merges with it
@@ -117,7 +118,7 @@ class AccessWorld(RuleBasedStateMachine):
         self.clients: dict[int, tuple[Client, Client]] = {}
         for user in self.users:
             _, secret = agent_token_create(
-                actor=Actor(user=user), name="probe", scopes=["read", "write"]
+                actor=Actor(user=user), name="probe", scopes=["read", "write"], role="strategist"
             )
             session = Client()
             session.force_login(user)
@@ -272,6 +273,29 @@ class AccessWorld(RuleBasedStateMachine):
             return -1
         self.wrote(data["content"], Scope.of(result.fact))
         return result.fact.pk
+
+    @rule(
+        target=facts,
+        user=st.integers(0, 3),
+        visibility=st.sampled_from(VISIBILITIES),
+        team=st.integers(0, 1),
+        cluster=st.sampled_from(CLUSTERS),
+    )
+    def write_learning(self, user: int, visibility: str, team: int, cluster: str):
+        """A learning of a skill with a fingerprint cluster (append-only, never merged)."""
+        from facts.learnings import learning_create
+
+        data = {
+            **self._fact_data(visibility=visibility, team=team, repeats=None),
+            "skill": "deploy",
+            "fingerprint": cluster,
+            "resolution": "INC-1",
+        }
+        fact = self.act(lambda: learning_create(actor=Actor(user=self.users[user]), data=data))
+        if fact is None:
+            return -1
+        self.wrote(data["content"], Scope.of(fact))
+        return fact.pk
 
     @rule(fact=facts, user=st.integers(0, 3), visibility=st.sampled_from(VISIBILITIES))
     def change_fact_visibility(self, fact: int, user: int, visibility: str) -> None:
@@ -532,6 +556,17 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         assert tiered.status_code == 200, tiered.content
         yield f"POST /api/recall/tiered {tier}", tiered.content.decode()
         yield f"MCP tiered_recall {tier}", mcp(api, "tiered_recall", **body)
+    for role in ("diagnostician", "strategist"):
+        body = {"role": role, "limit": 50}
+        tiered = api.post("/api/recall/tiered", body, content_type="application/json")
+        assert tiered.status_code == 200, tiered.content
+        yield f"POST /api/recall/tiered role {role}", tiered.content.decode()
+        yield f"MCP tiered_recall role {role}", mcp(api, "tiered_recall", **body)
+    for cluster in CLUSTERS:
+        url = f"/api/learnings/fingerprints/{cluster}"
+        yield f"GET {url}", get(api, url, limit=200)
+        body = {"tier": "skill", "fingerprint": cluster, "limit": 50}
+        yield f"POST /api/tools/tiered_recall {cluster}", tool(api, "tiered_recall", **body)
     for fact_id in fact_ids:
         yield f"GET /api/memories/{fact_id}", get(api, f"/api/memories/{fact_id}")
         yield f"GET /memory/{fact_id}/", get(session, f"/memory/{fact_id}/")
@@ -618,7 +653,7 @@ def without_echo(text: str, query: str | None) -> str:
     return text
 
 
-def test_no_read_path_shows_a_statement_outside_its_audience():
+def test_no_read_path_shows_a_statement_outside_its_audience(role_presets):
     run_state_machine_as_test(
         AccessWorld,
         settings=settings(

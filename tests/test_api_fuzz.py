@@ -64,6 +64,7 @@ def test_no_request_gets_a_server_error(
         "project_id": code_project_scan_request(actor=actor, name="app", path=str(tmp_path)).pk,
         "job_id": job_create(owner=owner, kind="import").pk,
         "name": "recall",  # a tool
+        "cluster": "rollout-stall",  # a fingerprint cluster of learnings
         "review_id": MemoryReview.objects.create(
             owner=owner, visibility="private", content="The user likes tea"
         ).pk,
@@ -167,6 +168,7 @@ def test_odd_strings_in_any_field_never_get_a_server_error(
         "project_id": code_project_scan_request(actor=actor, name="app", path=str(tmp_path)).pk,
         "job_id": job_create(owner=owner, kind="import").pk,
         "name": "recall",  # a tool
+        "cluster": "rollout-stall",  # a fingerprint cluster of learnings
         "review_id": MemoryReview.objects.create(
             owner=owner, visibility="private", content="The user likes tea"
         ).pk,

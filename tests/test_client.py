@@ -145,3 +145,14 @@ def test_tiered_recall_through_the_client(hub, owner):
         hub.tiered_recall(tier="galaxy")
     with pytest.raises(Refused, match="justification"):
         hub.tiered_recall(tier="skill", fleet="red")
+
+
+def test_an_agent_learns_and_reads_by_fingerprint_and_role_through_the_client(
+    hub, owner, role_presets
+):
+    learned = hub.learn("deploy", "Warm the cache before the canary.", fingerprint="stall")
+    hits = hub.tiered_recall(tier="skill", fingerprint="stall")
+    assert [h.path for h in hits] == [f"skill/deploy/{learned}"]
+    assert [h.path for h in hub.tiered_recall(role="diagnostician")] == [f"skill/deploy/{learned}"]
+    with pytest.raises(NotFoundError, match="no preset for the role"):
+        hub.tiered_recall(role="astronaut")

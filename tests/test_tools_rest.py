@@ -19,6 +19,7 @@ EVERY_TOOL = [
     "recall",
     "memory_write",
     "memory_get",
+    "learning_write",
     "memory_forget",
     "tiered_recall",
     "codegraph_query",

@@ -14,11 +14,14 @@ from teams.services import Actor, TokenRejected, agent_token_authenticate
 class Command(BaseCommand):
     help = (
         "Tiered recall: 'recall project --candidate CAND-1 --include pdd,adr', "
-        "'recall org --query \"...\" --limit 5', 'recall skill --skill NAME --since 7d'."
+        "'recall org --query \"...\" --limit 5', 'recall skill --skill NAME --since 7d', "
+        "'recall --role diagnostician'."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("tier", choices=TIERS)
+        parser.add_argument("tier", nargs="?", choices=TIERS)
+        parser.add_argument("--role", help="Read what this role's preset reads")
+        parser.add_argument("--fingerprint", help="Skill tier: this cluster (* for any)")
         parser.add_argument("--candidate", "--project", dest="project", help="The project")
         parser.add_argument("--include", default="", help="Page kinds, comma-separated")
         parser.add_argument("--query", default="")
@@ -56,7 +59,7 @@ class Command(BaseCommand):
         try:
             items = tiered_recall(
                 actor=actor,
-                tier=str(options["tier"]),
+                tier=options["tier"],
                 query=str(options["query"]),
                 fleet=options["fleet"],
                 limit=int(options["limit"]),
@@ -66,6 +69,8 @@ class Command(BaseCommand):
                 kinds=[k.strip() for k in str(options["include"]).split(",") if k.strip()],
                 skill=options["skill"],
                 since=options["since"],
+                fingerprint=options["fingerprint"],
+                role=options["role"],
             )
         except ApplicationError as exc:
             raise CommandError(exc.message) from None
