@@ -27,6 +27,14 @@ def user_named(username: str | None) -> Any:
     return admins[0]
 
 
+def command_progress(command: Any, options: dict[str, Any], *, unit: str, desc: str):
+    """The progress bar of a management command on its stderr, or None when the command
+    was run with ``--no-progress``."""
+    if options.get("no_progress"):
+        return None
+    return ProgressBar(unit=unit, desc=desc, stream=getattr(command.stderr, "_out", sys.stderr))
+
+
 class ProgressBar:
     """A progress bar on a terminal stream (stderr by default), fed ``(done, total)``
     and optionally what it is working on."""

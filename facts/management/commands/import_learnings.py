@@ -5,14 +5,13 @@ Every line is checked before anything is written (a bad line is named by file an
 number) and everything is written in one transaction; importing again adds nothing.
 """
 
-import sys
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from facts.learnings import learnings_import
-from memoryhub.cli import ProgressBar, user_named
+from memoryhub.cli import command_progress, user_named
 from memoryhub.errors import ApplicationError
 from teams.services import Actor
 
@@ -31,8 +30,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = user_named(options["user"])
-        stream = None if options["no_progress"] else getattr(self.stderr, "_out", sys.stderr)
-        bar = ProgressBar(unit="learning", desc="import", stream=stream) if stream else None
+        bar = command_progress(self, options, unit="learning", desc="import")
         try:
             result = learnings_import(
                 actor=Actor(user=user),

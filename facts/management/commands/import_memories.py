@@ -5,13 +5,12 @@ Everything is checked before anything is written, and written in one transaction
 importing the same file again adds nothing.
 """
 
-import sys
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryhub.cli import ProgressBar, user_named
+from memoryhub.cli import command_progress, user_named
 from memoryhub.errors import ApplicationError
 from memoryhub.imports import document_read_file, memories_import
 from teams.services import Actor
@@ -29,8 +28,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         user = user_named(options["user"])
-        stream = None if options["no_progress"] else getattr(self.stderr, "_out", sys.stderr)
-        bar = ProgressBar(unit="fact", desc="import", stream=stream) if stream else None
+        bar = command_progress(self, options, unit="fact", desc="import")
         try:
             document = document_read_file(options["file"])
             result = memories_import(actor=Actor(user=user), document=document, progress=bar)
