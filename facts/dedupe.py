@@ -60,7 +60,17 @@ SAME_SUBJECT_SIMILARITY = 0.4
 # Stored facts checked per new fact: the ones sharing the most keys with it.
 CANDIDATES = 16
 # What the rules need of a stored fact, as read for ``stored_signature``.
-KEY_FIELDS = ("id", "content", "tags", "owner_id", "team_id", "visibility", "project", "layer")
+KEY_FIELDS = (
+    "id",
+    "content",
+    "tags",
+    "owner_id",
+    "team_id",
+    "visibility",
+    "project",
+    "layer",
+    "speaker",
+)
 
 NAME = re.compile(r"\b[A-Z][\w-]*")
 CALENDAR_WORDS = frozenset(
@@ -155,11 +165,13 @@ def signature(
     layer: int,
     content: str,
     tags: Sequence,
+    speaker: str = "",
 ) -> Signature:
     """The signature of a fact about to be written, or of a stored one. Its scope holds
-    everything that decides who reads the fact: a merge never crosses it."""
+    everything that decides who reads the fact, and who said it: a merge never crosses
+    it."""
     return Signature(
-        scope=(owner_id, team_id, visibility, project, layer),
+        scope=(owner_id, team_id, visibility, project, layer, speaker),
         content=content,
         tags=tuple(tags),
         words=content_words(content),
@@ -309,13 +321,14 @@ def query_keys(sig: Signature, similarity: float) -> list[int]:
 
 def stored_signature(row: tuple) -> Signature:
     """The signature of a stored fact from its (id, *KEY_FIELDS[1:]) row."""
-    _, content, tags, owner_id, team_id, visibility, project, layer = row
+    _, content, tags, owner_id, team_id, visibility, project, layer, speaker = row
     return signature(
         owner_id=owner_id,
         team_id=team_id,
         visibility=visibility,
         project=project,
         layer=layer,
+        speaker=speaker,
         content=content,
         tags=tags,
     )

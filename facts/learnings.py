@@ -24,9 +24,9 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from facts.models import Category, Fact, Tier
-from facts.search import FACT_FTS, fts_values
 from facts.selectors import memory_config_get
 from facts.services import _fact_from_input, _queue_embedding, fact_input_clean
+from facts.sessions import facts_index
 from memoryhub.errors import InvalidInput
 from memoryhub.refs import shortened
 from teams.services import Actor, audit_log, scope_for_new_row
@@ -129,7 +129,7 @@ def _fact_for(
 def _store(facts: list[Fact]) -> None:
     for fact in facts:
         fact.save()
-    FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags)) for fact in facts])
+    facts_index([], new=[fact.pk for fact in facts])
     _queue_embedding([fact.pk for fact in facts], memory_config_get())
 
 

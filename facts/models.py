@@ -134,6 +134,11 @@ class Fact(ScopedModel):
     # Provenance
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.USER_STATED)
     session_id = models.CharField(max_length=200, blank=True, default="")
+    # When the statement was made or the event it reports happened (an imported chat
+    # turn, a ticket comment), and who said or wrote it. A session's facts are in the
+    # order of ``occurred_at`` (then id): see ``facts.sessions``.
+    occurred_at = models.DateTimeField(default=timezone.now)
+    speaker = models.CharField(max_length=200, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -160,6 +165,9 @@ class Fact(ScopedModel):
         indexes = [
             models.Index(fields=["owner", "project", "status"], name="fact_owner_scope"),
             models.Index(fields=["team", "visibility"], name="fact_team_visibility"),
+            models.Index(
+                fields=["owner", "session_id", "occurred_at", "id"], name="fact_session_order"
+            ),
         ]
         constraints = [
             models.CheckConstraint(

@@ -30,7 +30,15 @@ class FactIn(Schema):
     visibility: str | None = one_of(Visibility, "Default: your default visibility")
     team: str | int | None = Field(None, description="Team name or id; default: your active team")
     project: str | None = Field(None, description="Project scope key; '' = personal")
-    session_id: str | None = None
+    session_id: str | None = Field(
+        None, description="The conversation or task the statement belongs to"
+    )
+    occurred_at: datetime | None = Field(
+        None,
+        description="When the statement was made or the event happened (ISO 8601; "
+        "default: now). A session's facts are in this order.",
+    )
+    speaker: str | None = Field(None, description="Who said or wrote it", max_length=200)
     supersedes: int | None = Field(None, description="Id of a fact this one replaces")
     source_excerpt: str | None = None
     tier: str | None = one_of(Tier)
@@ -93,6 +101,8 @@ class FactOut(Schema):
     resolution_ref: str
     fingerprint: str = Field("", description="A learning's fingerprint cluster")
     agent: str = Field("", description="The agent that wrote a learning")
+    occurred_at: datetime = Field(description="When it was said or happened")
+    speaker: str = Field("", description="Who said or wrote it")
     created_at: datetime
     updated_at: datetime
     provenance: ProvenanceOut

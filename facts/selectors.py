@@ -373,6 +373,8 @@ def fact_as_dict(fact: Fact) -> dict[str, Any]:
         "resolution_ref": fact.resolution_ref,
         "fingerprint": fact.fingerprint,
         "agent": fact.agent,
+        "occurred_at": fact.occurred_at.isoformat(),
+        "speaker": fact.speaker,
         "created_at": fact.created_at.isoformat(),
         "updated_at": fact.updated_at.isoformat(),
         "provenance": {

@@ -11,7 +11,7 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import Group
@@ -46,8 +46,9 @@ from facts.models import (
     UndoKind,
     fact_key,
 )
-from facts.search import FACT_FTS, FACT_VECTORS, fts_values
+from facts.search import FACT_FTS, FACT_VECTORS
 from facts.selectors import fact_ids_editable, memory_config_get
+from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
 from memoryhub.cleaning import clean_tags
 from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
 from memoryhub.derived import facts_derived_prune, facts_derived_queue
@@ -164,6 +165,32 @@ def _clean_choice(value: str, choices: type, what: str) -> str:
     return value
 
 
+# The earliest and latest moments a statement may be dated.
+EARLIEST_MOMENT = datetime(1900, 1, 1, tzinfo=UTC)
+LATEST_MOMENT = datetime(2200, 1, 1, tzinfo=UTC)
+
+
+def clean_moment(value: datetime | str | None, what: str) -> datetime | None:
+    """A date-time given as a datetime or ISO 8601 text ("2023-05-08T13:56:00Z", or a
+    date alone); without a time zone it is taken as UTC."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InvalidInput(
+                f"{what} is not an ISO 8601 date-time (such as 2023-05-08T13:56:00Z)."
+            ) from None
+    if not isinstance(value, datetime):
+        raise InvalidInput(f"{what} must be an ISO 8601 date-time.")
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    if not EARLIEST_MOMENT <= value <= LATEST_MOMENT:
+        raise InvalidInput(f"{what} must lie between the years 1900 and 2200.")
+    return value
+
+
 def _clean_unit(value: float, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         raise InvalidInput(f"{what.capitalize()} must be a number between 0 and 1.")
@@ -187,6 +214,8 @@ class FactInput:
     team: str | int | None = None
     project: str = ""
     session_id: str = ""
+    occurred_at: datetime | str | None = None
+    speaker: str = ""
     supersedes: int | None = None
     origin: str = Origin.USER_STATED
     source_excerpt: str = ""
@@ -225,6 +254,10 @@ def fact_input_clean(*, data: dict[str, Any], config: MemoryConfig) -> FactInput
     item.source_excerpt = (item.source_excerpt or "")[:EXCERPT_LENGTH]
     if len(item.session_id) > 200 or len(item.fleet) > 100 or len(item.skill) > 200:
         raise InvalidInput("session_id, fleet or skill is too long.")
+    item.occurred_at = clean_moment(item.occurred_at, "occurred_at")
+    if not isinstance(item.speaker, str) or len(item.speaker) > 200:
+        raise InvalidInput("The speaker is a name of at most 200 characters.")
+    item.speaker = " ".join(item.speaker.split())
     if len(item.fingerprint) > 200 or len(item.agent) > 200 or len(item.resolution_ref) > 500:
         raise InvalidInput("fingerprint, agent or resolution_ref is too long.")
     if item.layer not in (1, 2, 3):
@@ -264,6 +297,8 @@ def _fact_values(
         "tags": item.tags,
         "origin": item.origin,
         "session_id": item.session_id,
+        "occurred_at": item.occurred_at or now,
+        "speaker": item.speaker,
         "source_excerpt": item.source_excerpt or item.content[:EXCERPT_LENGTH],
         "extraction_confidence": item.extraction_confidence,
         "tier": item.tier,
@@ -352,6 +387,7 @@ def _signature_of(item: FactInput, scope: dict[str, Any]) -> Signature:
         visibility=scope["visibility"],
         project=scope["project"],
         layer=item.layer,
+        speaker=item.speaker,
         content=item.content,
         tags=item.tags,
     )
@@ -420,7 +456,7 @@ def _merges_apply(
             for parent in pair
         ],
     )
-    FACT_FTS.upsert([(t.pk, fts_values(t.content, t.tags)) for t in targets])
+    facts_index([t.pk for t in targets])
     fact_keys_refresh(t.pk for t in targets)
     audit_log_many(
         actor=actor,
@@ -458,7 +494,7 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
                 return WriteResult(fact=existing, created=False)
         fact = _fact_from_input(actor=actor, item=item, scope=scope)
         fact.save()
-        FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags))])
+        facts_index([], new=[fact.pk])
         fact_keys_add([(fact.pk, sig)])
         if old is not None:
             old.valid_until = fact.created_at
@@ -534,7 +570,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             # New facts are written a piece at a time, while the look-ahead reads the
             # candidates of the pieces after them.
             written = rows.insert()
-            FACT_FTS.upsert([(f.pk, fts_values(f.content, f.tags)) for f in written], new=True)
+            facts_index([], new=[f.pk for f in written])
             fact_keys_add(
                 (fact.pk, sig) for fact, sig in zip(written, inserted[len(facts) :], strict=True)
             )
@@ -777,7 +813,7 @@ def facts_import(
             rows.add(values)
             if done % IMPORT_PIECE == 0 or done == len(new):
                 piece = rows.insert()
-                FACT_FTS.upsert([(f.pk, fts_values(f.content, f.tags)) for f in piece], new=True)
+                facts_index([], new=[f.pk for f in piece])
                 written.extend(piece)
                 if progress is not None:
                     progress(len(written), len(new) + len(merge_of))
@@ -872,6 +908,8 @@ def _require_editable(*, actor: Actor, fact: Fact) -> None:
 
 # What a fact's near-duplicate keys are built from.
 KEYED_FIELDS = frozenset({"content", "tags", "team", "visibility", "project", "status"})
+# A change of these moves a fact out of its place among its session's neighbours.
+SESSION_FIELDS = frozenset({"team", "visibility", "project", "status"})
 
 
 @transaction.atomic
@@ -926,12 +964,16 @@ def fact_update(
         return fact
     fact.updated_at = timezone.now()
     fields = [*changed, "updated_at"]
+    # Moved to another visibility, team or project, or archived: it leaves its place
+    # among its session's neighbours.
+    left = neighbours_of([fact.pk]) if SESSION_FIELDS & changed.keys() else set()
     if "content" in changed:
         fact.embedding_model = ""
         fields.append("embedding_model")
         FACT_VECTORS.delete([fact.pk])
     fact.save(update_fields=fields)
-    FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags))])
+    facts_index([fact.pk])
+    facts_index_after_removal(left)
     if KEYED_FIELDS & changed.keys():
         fact_keys_refresh([fact.pk])
     audit_log(
@@ -954,6 +996,7 @@ def fact_delete(*, actor: Actor, fact: Fact, expected_version: str | None = None
     fact = row_for_update(fact, missing=f"No fact {fact.pk}.", expected_version=expected_version)
     _require_editable(actor=actor, fact=fact)
     fact_id = fact.pk
+    around = neighbours_of([fact_id])
     FACT_FTS.delete([fact_id])
     FACT_VECTORS.delete([fact_id])
     audit_log(
@@ -971,6 +1014,7 @@ def fact_delete(*, actor: Actor, fact: Fact, expected_version: str | None = None
         },
     )
     fact.delete()  # with its concept-graph rows
+    facts_index_after_removal(around)
     facts_derived_prune()
 
 
@@ -1075,6 +1119,7 @@ def _bulk_delete(*, actor: Actor, facts: list[Fact]) -> tuple[list[int], FactUnd
             Fact.objects.filter(superseded_by_id__in=ids).values_list("pk", "superseded_by_id")
         ),
     }
+    around = neighbours_of(ids)
     FACT_FTS.delete(ids)
     FACT_VECTORS.delete(ids)
     audit_log_many(
@@ -1096,6 +1141,7 @@ def _bulk_delete(*, actor: Actor, facts: list[Fact]) -> tuple[list[int], FactUnd
         ],
     )
     Fact.objects.filter(pk__in=ids).delete()  # with their keys and links
+    facts_index_after_removal(around)
     return ids, _undo_keep(actor=actor, kind=UndoKind.DELETE, payload=payload)
 
 
@@ -1212,7 +1258,7 @@ def _delete_undo(*, actor: Actor, payload: dict[str, Any]) -> UndoOutcome:
     for older, newer in payload["superseded"]:
         if newer in back:
             Fact.objects.filter(pk=older, superseded_by__isnull=True).update(superseded_by=newer)
-    FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags)) for fact in restored])
+    facts_index([], new=sorted(back))
     fact_keys_refresh(back)
     audit_log_many(
         actor=actor,
@@ -1320,9 +1366,12 @@ def facts_forget(*, actor: Actor, fact_ids: Sequence[int]) -> ForgetOutcome:
         Fact.objects.filter(pk__in=removed).values_list("pk", "layer", "content", "embedding_model")
     )
     ids = [pk for pk, _, _, _ in rows]
+    # Their neighbours' entries hold their words: written again without them.
+    around = neighbours_of(ids)
     FACT_FTS.delete(ids)
     FACT_VECTORS.delete(ids)
     Fact.objects.filter(pk__in=ids).delete()  # with their keys and links
+    facts_index_after_removal(around)
     # The copies a recent delete keeps for its undo go too: a forget leaves nothing to
     # bring back.
     FactUndo.objects.filter(user_id=actor.user.pk, kind=UndoKind.DELETE).delete()
@@ -1351,7 +1400,7 @@ def _summary_rebuild(*, actor: Actor, summary: Fact, source_ids: list[int]) -> N
     )
     summary.derived_from.set(source_ids)
     FACT_VECTORS.delete([summary.pk])
-    FACT_FTS.upsert([(summary.pk, fts_values(content, summary.tags))])
+    facts_index([summary.pk])
     fact_keys_refresh([summary.pk])
     _queue_embedding([summary.pk], config)
 
@@ -1827,7 +1876,7 @@ def _derived_fact(
         valid_from=now,
     )
     fact.derived_from.set(sources)
-    FACT_FTS.upsert([(fact.pk, fts_values(fact.content, fact.tags))], new=True)
+    facts_index([], new=[fact.pk])
     fact_keys_refresh([fact.pk])
     _queue_embedding([fact.pk], config)
     return fact
@@ -1848,7 +1897,7 @@ def _profile_write(*, scope: DistillScope, content: str, sources: list[int]) -> 
     )
     existing.derived_from.set(sources)
     FACT_VECTORS.delete([existing.pk])
-    FACT_FTS.upsert([(existing.pk, fts_values(text, existing.tags))])
+    facts_index([existing.pk])
     fact_keys_refresh([existing.pk])
     _queue_embedding([existing.pk], config)
     return existing

@@ -82,6 +82,10 @@ class MemoryWriteArguments(BaseModel):
     )
     project: str = ""
     session_id: str = ""
+    occurred_at: str | None = Field(
+        None, description="When it was said or happened, ISO 8601 (default: now)"
+    )
+    speaker: str = Field("", description="Who said or wrote it", max_length=200)
     supersedes: int | None = Field(None, description="The id of a memory this one replaces")
 
 

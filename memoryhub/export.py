@@ -97,6 +97,10 @@ class ExportFact(FactOut):
 
     model_config = ConfigDict(extra="ignore")
 
+    occurred_at: datetime | None = Field(
+        None, description="When it was said or happened (older exports lack it)"
+    )
+
     import_key: str | None = Field(
         None, description="Stays with the fact through exports and imports (older exports lack it)"
     )

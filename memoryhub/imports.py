@@ -187,6 +187,8 @@ def _from_export(fact: ExportFact) -> FactImport:
             "team": fact.team,
             "project": fact.project,
             "session_id": provenance.session_id,
+            "occurred_at": fact.occurred_at,
+            "speaker": fact.speaker,
             "origin": provenance.origin,
             "source_excerpt": provenance.source_excerpt,
             "extraction_confidence": provenance.extraction_confidence,
