@@ -255,6 +255,8 @@ class MemoryConfig(models.Model):
     # {"preference": 2, ...}: at most that many items of a category per recall.
     recall_category_budget = models.JSONField(default=dict, blank=True)
     rrf_k = models.PositiveIntegerField(default=60)
+    # Overrides of the ranking stages' settings (``facts.ranking.RecallTuning``).
+    recall_tuning = models.JSONField(default=dict, blank=True)
     weight_importance = models.FloatField(default=0.15)
     weight_recency = models.FloatField(default=0.10)
     weight_access = models.FloatField(default=0.05)

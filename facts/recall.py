@@ -1,8 +1,10 @@
 """Hybrid recall: the facts an agent should see for a message, as a prompt block.
 
-1. candidates from FTS5 bm25 and from vector KNN, each over the caller's visible,
-   recallable facts of the requested project (plus personal ones);
-2. Reciprocal Rank Fusion;
+1. candidates from FTS5 bm25 (each fact's entry also holds its session neighbours'
+   words) and from vector KNN, each over the caller's visible, recallable facts of the
+   requested project (plus personal ones), and the session neighbours of the best;
+2. ranked by ``facts.ranking``: normalised fusion, soft AND, the session window,
+   priors (speaker, time, session, informativeness) and the neighbour boost;
 3. re-scored by importance, recency and access frequency;
 4. bounded by max items, a character budget and optional per-category budgets;
 5. access counts updated; reads of other people's facts audited.
@@ -10,27 +12,29 @@
 
 import functools
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from facts.models import Fact, MemoryConfig, recency_score, use_score
+from facts.ranking import Candidate, RecallTuning, rank
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services import current_embedder, fact_touch, memory_config_get
+from facts.sessions import session_neighbours
 from memoryhub.embeddings.pipeline import embed_soon
 from memoryhub.errors import InvalidInput
-from memoryhub.search import Within, compile_within, rrf
+from memoryhub.search import Within, compile_within, ids_within, rrf
 from teams.services import Actor, audit_log
 
 logger = logging.getLogger(__name__)
 
-# Candidates per list. Fusion only needs the head of each list; the vector list is
-# shorter because each vector candidate costs a Hamming-scan slot on large stores.
-FTS_CANDIDATES = 50
-VECTOR_CANDIDATES = 20
+# Candidates per list, by default (see ``RecallTuning``).
+FTS_CANDIDATES = RecallTuning.fts_candidates
+VECTOR_CANDIDATES = RecallTuning.vector_candidates
 # Vector-only candidates less similar than this are noise, not memories.
 MIN_VECTOR_SIMILARITY = 0.2
 MAX_QUERY_LENGTH = 4000
@@ -49,8 +53,13 @@ LOADED_FIELDS = (
     "access_count",
     "last_accessed_at",
     "created_at",
+    "speaker",
+    "occurred_at",
+    "session_id",
 )
 CONTENT, CATEGORY = LOADED_FIELDS.index("content"), LOADED_FIELDS.index("category")
+OWNER, SPEAKER = LOADED_FIELDS.index("owner_id"), LOADED_FIELDS.index("speaker")
+OCCURRED, SESSION = LOADED_FIELDS.index("occurred_at"), LOADED_FIELDS.index("session_id")
 
 
 @dataclass
@@ -63,6 +72,7 @@ class RecallItem:
     similarity: float | None
     fused: float
     boosts: dict[str, float]
+    signals: dict[str, float] = field(default_factory=dict)
 
     @property
     def id(self) -> int:
@@ -98,6 +108,7 @@ class RecallItem:
             "similarity": None if self.similarity is None else round(self.similarity, 4),
             "fused": round(self.fused, 6),
             "boosts": {k: round(v, 6) for k, v in self.boosts.items()},
+            "signals": {k: round(v, 6) for k, v in self.signals.items()},
             "importance": fact.importance,
             "visibility": fact.visibility,
             "project": fact.project,
@@ -150,10 +161,40 @@ class QueryEmbedding:
             self.pending = None
 
 
-def _knn(vector: Any, scope: QuerySet, compiled: Within) -> list:
-    if vector is None:
+def _knn(vector: Any, scope: QuerySet, compiled: Within, k: int) -> list:
+    if vector is None or k <= 0:
         return []
-    return FACT_VECTORS.knn(vector, k=VECTOR_CANDIDATES, within=scope, compiled=compiled)
+    return FACT_VECTORS.knn(vector, k=k, within=scope, compiled=compiled)
+
+
+def _fts_for(tuning: RecallTuning):
+    weights = (*FACT_FTS.weights[:2], tuning.context_weight)
+    return FACT_FTS if weights == FACT_FTS.weights else replace(FACT_FTS, weights=weights)
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    norm = float(np.linalg.norm(vector))
+    return vector / norm if norm else vector
+
+
+def _similarities(
+    vector: Any, ids: set[int], around: dict[int, tuple[int | None, int | None]]
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Each candidate's cosine with the query, and its window's: the query's cosine
+    with the sum of the fact's and its neighbours' vectors."""
+    if vector is None:
+        return {}, {}
+    wanted = set(ids) | {n for i in ids for n in around.get(i, ()) if n is not None}
+    stored = {i: _unit(v) for i, v in FACT_VECTORS.vectors(wanted).items()}
+    query = _unit(np.asarray(vector, dtype="<f4"))
+    own = {i: float(stored[i] @ query) for i in ids if i in stored}
+    window: dict[int, float] = {}
+    for i in ids:
+        if i not in stored:
+            continue
+        parts = [stored[i], *(stored[n] for n in around.get(i, ()) if n in stored)]
+        window[i] = float(_unit(np.sum(parts, axis=0)) @ query) if len(parts) > 1 else own[i]
+    return own, window
 
 
 def _boosts(row: tuple, *, config: MemoryConfig, now: Any) -> dict[str, float]:
@@ -180,6 +221,7 @@ def fact_recall(
     char_budget: int | None = None,
     category_budget: dict[str, int] | None = None,
     touch: bool = True,
+    tuning: RecallTuning | None = None,
 ) -> RecallResult:
     """Recall the facts relevant to ``query`` for the acting user."""
     if not isinstance(query, str) or not query.strip():
@@ -203,47 +245,76 @@ def fact_recall(
             notes=["memory is switched off in Settings -> Memory"],
         )
 
+    tuning = RecallTuning.from_settings(config.recall_tuning) if tuning is None else tuning
     notes: list[str] = []
     # The query is embedded while the caller's scope is built and searched by words.
     embedding = QueryEmbedding(query, config, notes)
     scope = recall_scope(user=actor.user, project=project)
-    compiled = compile_within(scope)  # once, for both searches
-    fts_hits = FACT_FTS.search_words(query, limit=FTS_CANDIDATES, within=compiled)
+    compiled = compile_within(scope)  # once, for every search
+    fts_hits = (
+        _fts_for(tuning).search_words(query, limit=tuning.fts_candidates, within=compiled)
+        if tuning.fts_candidates
+        else []
+    )
     vector = embedding.vector()
-    vec_hits = _knn(vector, scope, compiled)
+    vec_hits = _knn(vector, scope, compiled, tuning.vector_candidates)
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]
     mode = "hybrid" if vector is not None else "keyword"
 
     bm25_rank = {h.id: i for i, h in enumerate(fts_hits, start=1)}
     bm25_score = {h.id: h.score for h in fts_hits}
     vec_rank = {h.id: i for i, h in enumerate(vec_hits, start=1)}
-    similarity = {h.id: h.similarity for h in vec_hits}
     fused = rrf([[h.id for h in fts_hits], [h.id for h in vec_hits]], k=config.rrf_k)
     if not fused:
         return RecallResult(block="", items=[], mode=mode, notes=notes)
 
-    # Both candidate lists were drawn from ``scope`` already.
-    rows = Fact.objects.filter(pk__in=list(fused)).order_by().values_list(*LOADED_FIELDS)
+    # The session neighbours of the best hits are candidates too (those the caller may
+    # recall): the turn after a question often holds its answer.
+    ids = set(fused)
+    around = session_neighbours(ids)
+    best = sorted(fused, key=lambda i: -fused[i])[: tuning.neighbour_candidates]
+    extra = {n for i in best for n in around.get(i, ()) if n is not None} - ids
+    extra = ids_within(sorted(extra), compiled) if extra else set()
+    if extra:
+        around.update(session_neighbours(extra))
+        ids |= extra
+    similarity, window = _similarities(vector, ids, around)
+
+    rows = Fact.objects.filter(pk__in=list(ids)).order_by().values_list(*LOADED_FIELDS)
     by_id = {row[0]: row for row in rows}
-    now = timezone.now()
+    candidates = [
+        Candidate(
+            id=fact_id,
+            content=row[CONTENT],
+            speaker=row[SPEAKER],
+            session=(row[OWNER], row[SESSION]) if row[SESSION] else None,
+            occurred_at=row[OCCURRED],
+            bm25=-bm25_score[fact_id] if fact_id in bm25_score else None,
+            similarity=similarity.get(fact_id),
+            window=window.get(fact_id),
+            rrf=fused.get(fact_id, 0.0),
+            neighbours=around.get(fact_id, (None, None)),
+        )
+        for fact_id, row in by_id.items()
+    ]
     # Fused scores are at most 2 / (k + 1); normalise so boosts weigh the same whatever k.
-    top = 2.0 / (config.rrf_k + 1)
+    ranked = rank(candidates, query=query, tuning=tuning, rrf_top=2.0 / (config.rrf_k + 1))
+    now = timezone.now()
     scored: list[RecallItem] = []
-    for fact_id, fused_score in fused.items():
-        row = by_id.get(fact_id)
-        if row is None:
-            continue
+    for candidate in ranked:
+        row = by_id[candidate.id]
         boosts = _boosts(row, config=config, now=now)
         scored.append(
             RecallItem(
                 row=row,
-                score=fused_score / top + sum(boosts.values()),
-                bm25_rank=bm25_rank.get(fact_id),
-                vector_rank=vec_rank.get(fact_id),
-                bm25=bm25_score.get(fact_id),
-                similarity=similarity.get(fact_id),
-                fused=fused_score,
+                score=candidate.score + sum(boosts.values()),
+                bm25_rank=bm25_rank.get(candidate.id),
+                vector_rank=vec_rank.get(candidate.id),
+                bm25=bm25_score.get(candidate.id),
+                similarity=candidate.similarity,
+                fused=candidate.score,
                 boosts=boosts,
+                signals=dict(candidate.parts or {}),
             )
         )
     scored.sort(key=lambda item: (-item.score, -item.id))

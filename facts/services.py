@@ -2021,16 +2021,24 @@ def facts_embed(*, fact_ids: Sequence[int]) -> int:
             rows = list(
                 Fact.objects.filter(pk__in=ids[start : start + EMBED_BATCH])
                 .exclude(embedding_model=embedder.model_id)
-                .values_list("pk", "content")
+                .values_list("pk", "content", "speaker")
             )
             if rows:
-                yield rows
+                yield [(pk, content) for pk, content, _ in rows], [
+                    embedded_text(content, speaker) for _, content, speaker in rows
+                ]
 
     # Each chunk is embedded while the one before it is stored.
     return sum(
         _vectors_store(rows, vectors, embedder)
-        for rows, vectors in embed_chunks(embedder, chunks(), lambda rows: [c for _, c in rows])
+        for (rows, _), vectors in embed_chunks(embedder, chunks(), lambda chunk: chunk[1])
     )
+
+
+def embedded_text(content: str, speaker: str) -> str:
+    """What a fact's vector is made of: what it says, and who said it ("Caroline: I
+    went to the support group"), since questions name the person."""
+    return f"{speaker}: {content}" if speaker else content
 
 
 def _vectors_store(rows: list[tuple[int, str]], vectors: Any, embedder: Any) -> int:

@@ -4,7 +4,7 @@ Apps declare their indexes in their own ``search.py`` (an ``FtsIndex`` and, wher
 embed, a ``VectorIndex``) and keep them in step from their write services.
 """
 
-from memoryhub.search.fts import FtsHit, FtsIndex, Within, compile_within
+from memoryhub.search.fts import FtsHit, FtsIndex, Within, compile_within, ids_within
 from memoryhub.search.fusion import rrf
 from memoryhub.search.hybrid import (
     SearchHit,
@@ -27,6 +27,7 @@ __all__ = [
     "VectorIndex",
     "Within",
     "compile_within",
+    "ids_within",
     "match_all",
     "match_any",
     "rrf",

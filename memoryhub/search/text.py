@@ -66,3 +66,26 @@ def match_all(text: str, *, prefix_last: bool = True, drop_stopwords: bool = Fal
     if prefix_last:
         quoted[-1] += "*"
     return " AND ".join(quoted)
+
+
+_SUFFIXES = ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "ly", "s")
+
+
+def stem(word: str) -> str:
+    """A light suffix-stripping stem, enough to tell that "painted", "paints" and
+    "painting" share a word (the full-text index stems with Porter's rules; this only
+    needs to agree with itself)."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if suffix in ("ied", "ies"):
+                return base + "y"
+            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouls":
+                base = base[:-1]  # "running" -> "run"
+            return base
+    return word
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of the words of ``text`` that carry a topic (stopwords left out)."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS}
