@@ -2024,9 +2024,10 @@ def facts_embed(*, fact_ids: Sequence[int]) -> int:
                 .values_list("pk", "content", "speaker")
             )
             if rows:
-                yield [(pk, content) for pk, content, _ in rows], [
-                    embedded_text(content, speaker) for _, content, speaker in rows
-                ]
+                yield (
+                    [(pk, content) for pk, content, _ in rows],
+                    [embedded_text(content, speaker) for _, content, speaker in rows],
+                )
 
     # Each chunk is embedded while the one before it is stored.
     return sum(
