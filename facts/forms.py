@@ -8,9 +8,11 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 
 from facts.models import Category, Layer, MemoryConfig, Source, Status
+from facts.ranking import RecallTuning
 from facts.selectors import SORTS
 from facts.services import SECRET_FIELDS
 from memoryhub.cleaning import MAX_TAG_LENGTH
+from memoryhub.errors import InvalidInput
 from memoryhub.search import SearchMode
 from memoryhub.unicode import LONE_SURROGATE
 from teams.models import Visibility
@@ -241,6 +243,7 @@ SETTING_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "weight_recency",
             "weight_access",
             "recency_half_life_days",
+            "recall_tuning",
         ),
     ),
     (
@@ -292,6 +295,7 @@ class MemoryConfigForm(forms.ModelForm):
             "embeddings_url": forms.URLInput(),
             "llm_url": forms.URLInput(attrs={"placeholder": "http://127.0.0.1:11434/v1"}),
             "recall_category_budget": forms.Textarea(attrs={"rows": 2}),
+            "recall_tuning": forms.Textarea(attrs={"rows": 2}),
         }
         labels = {
             "max_content_length": "Max content length (characters)",
@@ -301,6 +305,7 @@ class MemoryConfigForm(forms.ModelForm):
             "recall_char_budget": "Recall character budget",
             "recall_category_budget": "Per-category budget",
             "rrf_k": "RRF k",
+            "recall_tuning": "Ranking stages",
             "weight_importance": "Importance weight",
             "weight_recency": "Recency weight",
             "weight_access": "Access weight",
@@ -320,6 +325,12 @@ class MemoryConfigForm(forms.ModelForm):
                 "to merge (1 = the same words)."
             ),
             "rrf_k": "Reciprocal Rank Fusion constant (60 is the usual choice).",
+            "recall_tuning": (
+                'JSON overrides of the ranking stages, e.g. {"weight_time": 0.2}; {} keeps '
+                "the measured defaults: "
+                + ", ".join(f"{k} {v}" for k, v in RecallTuning().as_dict().items())
+                + "."
+            ),
         }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -345,6 +356,12 @@ class MemoryConfigForm(forms.ModelForm):
             {"title": title, "fields": [self[name] for name in names]}
             for title, names in SETTING_GROUPS
         ]
+
+    def clean_recall_tuning(self) -> dict[str, Any]:
+        try:
+            return RecallTuning.clean(self.cleaned_data.get("recall_tuning") or {})
+        except InvalidInput as exc:
+            raise ValidationError(exc.message) from None
 
     def clean_recall_category_budget(self) -> dict[str, int]:
         budget = self.cleaned_data.get("recall_category_budget") or {}

@@ -228,8 +228,10 @@ def rank(
             share["coverage"] = tuning.weight_coverage * coverage(query_stems, c.content)
         if named and tuning.weight_speaker:
             share["speaker"] = tuning.weight_speaker * (c.speaker in named)
-        if time_question and tuning.weight_time:
-            timely = carries_time(c.content) or happened_then(c.occurred_at, years, months)
+        if tuning.weight_time and (time_question or years or months):
+            timely = (time_question and carries_time(c.content)) or happened_then(
+                c.occurred_at, years, months
+            )
             share["time"] = tuning.weight_time * timely
         if c.session is not None and best_session > 0 and tuning.weight_session:
             share["session"] = tuning.weight_session * sessions[c.session] / best_session

@@ -52,10 +52,10 @@ LOADED_FIELDS = (
     "tags",
     "access_count",
     "last_accessed_at",
-    "created_at",
-    "speaker",
-    "occurred_at",
     "session_id",
+    "occurred_at",
+    "speaker",
+    "created_at",
 )
 CONTENT, CATEGORY = LOADED_FIELDS.index("content"), LOADED_FIELDS.index("category")
 OWNER, SPEAKER = LOADED_FIELDS.index("owner_id"), LOADED_FIELDS.index("speaker")

@@ -158,6 +158,12 @@ class RecallItemOut(Schema):
     similarity: float | None
     fused: float
     boosts: dict[str, float]
+    signals: dict[str, float] = Field(
+        default_factory=dict,
+        description="Each ranking stage's share of the fused score (bm25, vector, "
+        "window, coverage, speaker, time, session, informative, neighbour; rrf under "
+        "RRF fusion)",
+    )
     importance: float
     visibility: str
     project: str

@@ -46,6 +46,7 @@ from facts.models import (
     UndoKind,
     fact_key,
 )
+from facts.ranking import RecallTuning
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.selectors import fact_ids_editable, memory_config_get
 from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
@@ -97,6 +98,8 @@ def memory_config_update(*, actor: Actor, changes: dict[str, Any]) -> MemoryConf
             continue
         if name not in EDITABLE_SETTINGS:
             raise InvalidInput(f"Unknown memory setting '{name}'.")
+        if name == "recall_tuning":
+            value = RecallTuning.clean(value)
         if getattr(config, name) != value:
             setattr(config, name, value)
             changed[name] = "(set)" if name in SECRET_FIELDS else value

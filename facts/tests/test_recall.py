@@ -57,9 +57,10 @@ def test_score_components_are_reported(owner, memories):
         "boosts",
     }
     assert set(item["boosts"]) == {"importance", "recency", "access"}
-    assert item["score"] == pytest.approx(
-        item["fused"] / (2 / 61) + sum(item["boosts"].values()), abs=1e-5
-    )
+    assert item["score"] == pytest.approx(item["fused"] + sum(item["boosts"].values()), abs=1e-5)
+    # The fused score is the sum of the ranking stages' shares, each reported.
+    assert item["fused"] == pytest.approx(sum(item["signals"].values()), abs=1e-5)
+    assert {"bm25", "vector", "coverage"} <= set(item["signals"])
 
 
 def test_max_items_and_char_budget_bound_the_block(owner, remember):

@@ -1,0 +1,280 @@
+"""The ranking stages of recall, each on a small hand-made memory: session neighbours,
+the speaker a question names, questions about time, normalised fusion and soft AND."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from facts.models import Fact
+from facts.ranking import Candidate, RecallTuning, min_max, rank
+from facts.recall import fact_recall
+from facts.search import FACT_FTS
+from facts.services import fact_bulk_create, fact_update, facts_forget
+from memoryhub.errors import InvalidInput
+from teams.services import Actor
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SESSION_START = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def chat(user, session: str, turns: list[tuple[str, str]], **extra):
+    """Write a conversation's turns (speaker, text) as one session, a minute apart."""
+    items = [
+        {
+            "content": text,
+            "speaker": speaker,
+            "session_id": session,
+            "occurred_at": SESSION_START + timedelta(minutes=i),
+            **extra,
+        }
+        for i, (speaker, text) in enumerate(turns)
+    ]
+    return [r.fact for r in fact_bulk_create(actor=Actor(user=user), items=items)]
+
+
+def recalled(user, query: str, **kwargs) -> list[str]:
+    result = fact_recall(actor=Actor(user=user), query=query, touch=False, **kwargs)
+    return [item.content for item in result.items]
+
+
+def entry(fact) -> tuple[str, ...]:
+    return FACT_FTS.content_of(fact.pk)
+
+
+# --- Session neighbours -----------------------------------------------------------------------
+
+
+def test_the_answer_after_a_question_is_found_by_the_question_s_words(owner):
+    facts = chat(
+        owner,
+        "evening",
+        [
+            ("Bob", "What did you name the puppy you adopted?"),
+            ("Alice", "We called him Biscuit, after my grandmother's cookies."),
+            ("Bob", "Lovely. Are you still training for the marathon in October?"),
+        ],
+    )
+    chat(owner, "other", [("Bob", "The printer on the second floor jams on every job.")])
+    # The answer shares no word with the question asked of it later, but its entry holds
+    # its neighbours' words.
+    assert "puppy" in entry(facts[1])[2] and "marathon" in entry(facts[1])[2]
+    assert entry(facts[0])[2].startswith("We called him Biscuit")
+    top = recalled(owner, "What is the puppy called?", max_items=2)
+    assert "We called him Biscuit, after my grandmother's cookies." in top
+
+
+def test_session_order_follows_when_things_happened_not_when_written(owner):
+    late, early = fact_bulk_create(
+        actor=Actor(user=owner),
+        items=[
+            {
+                "content": "Then we drove to Porto",
+                "session_id": "trip",
+                "occurred_at": "2023-06-02T10:00:00Z",
+            },
+            {
+                "content": "First we flew to Lisbon",
+                "session_id": "trip",
+                "occurred_at": "2023-06-01T10:00:00Z",
+            },
+        ],
+    )
+    middle = fact_bulk_create(
+        actor=Actor(user=owner),
+        items=[
+            {
+                "content": "We stayed two nights in Coimbra",
+                "session_id": "trip",
+                "occurred_at": "2023-06-01T18:00:00",
+            }
+        ],
+    )[0]
+    assert entry(early.fact)[2] == "We stayed two nights in Coimbra"
+    assert entry(middle.fact)[2] == "First we flew to Lisbon Then we drove to Porto"
+    assert entry(late.fact)[2] == "We stayed two nights in Coimbra"
+
+
+def test_a_neighbour_s_words_never_reach_an_entry_others_can_read(owner, outsider):
+    turns = [
+        ("The staging database moved to a new host this morning", "global"),
+        ("The admin password is hunter2", "private"),
+        ("Backups of staging run every night at two", "global"),
+    ]
+    shared, secret, after = (
+        r.fact
+        for r in fact_bulk_create(
+            actor=Actor(user=owner),
+            items=[
+                {
+                    "content": text,
+                    "session_id": "ops",
+                    "visibility": visibility,
+                    "occurred_at": SESSION_START + timedelta(minutes=i),
+                }
+                for i, (text, visibility) in enumerate(turns)
+            ],
+        )
+    )
+    assert "hunter2" not in entry(shared)[2] and "hunter2" not in entry(after)[2]
+    assert entry(shared)[2] == "Backups of staging run every night at two"
+    assert entry(secret)[2] == ""
+    assert recalled(outsider, "admin password hunter2") == []
+    # Made private, a fact leaves the entries of its former neighbours.
+    fact_update(actor=Actor(user=owner), fact=shared, changes={"visibility": "private"})
+    assert entry(after)[2] == ""
+    assert entry(secret)[2] == "The staging database moved to a new host this morning"
+    assert recalled(outsider, "staging database host") == [after.content]
+
+
+def test_forgetting_a_fact_takes_its_words_out_of_its_neighbours_entries(owner):
+    before, gone, after = chat(
+        owner,
+        "call",
+        [
+            ("Alice", "My doctor changed my prescription"),
+            ("Alice", "I take sertraline every morning now"),
+            ("Alice", "Anyway, the weather is lovely"),
+        ],
+    )
+    assert "sertraline" in entry(before)[2]
+    facts_forget(actor=Actor(user=owner), fact_ids=[gone.pk])
+    assert "sertraline" not in entry(before)[2] and "sertraline" not in entry(after)[2]
+    # The two left are neighbours now.
+    assert entry(before)[2] == "Anyway, the weather is lovely"
+
+
+def test_a_fact_deleted_from_the_middle_joins_its_neighbours(owner, owner_client):
+    first, middle, last = chat(
+        owner, "s", [("A", "Alpha line one"), ("B", "Bravo line two"), ("A", "Charlie line three")]
+    )
+    assert owner_client.delete(f"/api/memories/{middle.pk}").status_code == 204
+    assert entry(first)[2] == "Charlie line three" and entry(last)[2] == "Alpha line one"
+
+
+def test_facts_of_two_speakers_saying_the_same_never_merge(owner):
+    a, b = chat(owner, "s", [("Caroline", "Sounds great!"), ("Melanie", "Sounds great!")])
+    assert a.pk != b.pk
+    again = chat(owner, "s2", [("Caroline", "Sounds great!")])[0]
+    assert again.pk == a.pk  # the same speaker repeating herself merges, as before
+
+
+# --- Priors -----------------------------------------------------------------------------------
+
+
+def test_the_speaker_a_question_names_pulls_what_they_said(owner):
+    chat(
+        owner,
+        "s",
+        [
+            ("Caroline", "I have been painting landscapes on weekends"),
+            ("Melanie", "I have been painting portraits on weekends"),
+        ],
+    )
+    assert recalled(owner, "What has Melanie been painting?")[0].endswith("portraits on weekends")
+    assert recalled(owner, "What has Caroline been painting?")[0].endswith("landscapes on weekends")
+
+
+def candidate(i: int, text: str, **values) -> Candidate:
+    return Candidate(id=i, content=text, bm25=1.0, similarity=0.5, **values)
+
+
+def order(candidates, query: str, **tuning) -> list[int]:
+    ranked = rank(candidates, query=query, tuning=RecallTuning(**tuning))
+    return [c.id for c in ranked]
+
+
+def test_a_question_about_time_prefers_facts_that_carry_a_time():
+    facts = [
+        candidate(2, "We moved the office to the river side"),
+        candidate(1, "We moved the office last May"),
+    ]
+    assert order(facts, "When did we move the office?") == [1, 2]
+    assert order(facts, "Where did we move the office?") == [2, 1]  # no time asked: a tie
+    assert order(facts, "When did we move the office?", weight_time=0) == [2, 1]
+
+
+def test_a_month_the_question_names_prefers_facts_that_happened_then():
+    march = datetime(2023, 3, 14, tzinfo=UTC)
+    facts = [
+        candidate(2, "The team shipped the billing page", occurred_at=march + timedelta(90)),
+        candidate(1, "The team shipped the search page", occurred_at=march),
+    ]
+    assert order(facts, "What did the team ship in March 2023?") == [1, 2]
+
+
+def test_short_acknowledgements_rank_below_statements():
+    facts = [
+        candidate(2, "Ok, thanks!"),
+        candidate(1, "Thanks, the deploy key now lives in the vault under ops"),
+    ]
+    assert order(facts, "thanks") == [1, 2]
+    assert order(facts, "thanks", weight_informative=0, weight_coverage=0) == [2, 1]
+
+
+def test_a_fact_next_to_a_strong_hit_takes_a_share_of_its_score():
+    facts = [
+        Candidate(id=1, content="Which city?", bm25=5.0, similarity=0.9, neighbours=(None, 2)),
+        Candidate(id=2, content="Lisbon, since June", bm25=1.0, similarity=0.2, neighbours=(1, 3)),
+        Candidate(id=3, content="Nice weather", bm25=1.0, similarity=0.2, neighbours=(2, None)),
+    ]
+    ranked = {c.id: c for c in rank(facts, query="which city", tuning=RecallTuning())}
+    assert ranked[2].parts["neighbour"] > ranked[3].parts.get("neighbour", 0)
+    assert ranked[2].score > ranked[3].score
+
+
+# --- Fusion and soft AND ----------------------------------------------------------------------
+
+
+def test_min_max_fusion_keeps_each_retriever_s_confidence():
+    # By ranks the two are a tie (first in one list, second in the other); by scores
+    # the first leads bm25 by far and trails the vectors by a hair.
+    facts = [
+        Candidate(id=1, content="x", bm25=10.0, similarity=0.50),
+        Candidate(id=2, content="y", bm25=2.0, similarity=0.51),
+        Candidate(id=3, content="z", bm25=1.0, similarity=0.10),
+    ]
+    ranked = rank(facts, query="q", tuning=RecallTuning(weight_coverage=0, weight_informative=0))
+    assert [c.id for c in ranked] == [1, 2, 3]
+    assert ranked[0].score - ranked[1].score > 0.3
+    assert min_max({1: 10.0, 2: 2.0}, [1, 2, 3]) == {1: 1.0, 2: 0.0, 3: 0.0}
+
+
+def test_soft_and_puts_facts_with_more_of_the_query_s_words_first(owner, remember):
+    remember(owner, "The red bicycle is in the garage")
+    remember(owner, "The garage door code is 4711 and the garage light is broken")
+    assert recalled(owner, "red bicycle garage")[0] == "The red bicycle is in the garage"
+    facts = [candidate(2, "garage garage garage"), candidate(1, "red bicycle garage")]
+    assert order(facts, "red bicycle garage") == [1, 2]
+    assert order(facts, "red bicycle garage", weight_coverage=0, weight_informative=0) == [2, 1]
+
+
+def test_rrf_fusion_stays_available(owner, remember):
+    remember(owner, "Production runs on Kubernetes in Frankfurt")
+    result = fact_recall(
+        actor=Actor(user=owner),
+        query="Kubernetes",
+        touch=False,
+        tuning=RecallTuning(fusion="rrf"),
+    )
+    assert result.items[0].signals["rrf"] > 0 and "bm25" not in result.items[0].signals
+
+
+def test_tuning_overrides_are_checked():
+    assert RecallTuning.clean({"weight_time": 0.2, "fusion": "rrf"}) == {
+        "weight_time": 0.2,
+        "fusion": "rrf",
+    }
+    for bad in (
+        {"weight_time": -1},
+        {"fusion": "zscore"},
+        {"nope": 1},
+        {"weight_time": True},
+        {"fts_candidates": 1000},
+        {"weight_time": float("nan")},
+        [],
+    ):
+        with pytest.raises(InvalidInput):
+            RecallTuning.clean(bad)
+    # A stored setting that no longer exists is ignored.
+    assert RecallTuning.from_settings({"gone": 3, "weight_time": 0.3}).weight_time == 0.3
