@@ -5,7 +5,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from facts.models import Fact
 from facts.ranking import Candidate, RecallTuning, min_max, rank
 from facts.recall import fact_recall
 from facts.search import FACT_FTS
