@@ -93,6 +93,10 @@ def test_batch_create(alice):
         ({"content": "x", "team": "Elsewhere"}, 400, "Unknown team"),
         ({"content": "x", "supersedes": 999999}, 404, "No fact 999999"),
         ({"tags": ["no content"]}, 422, "content"),
+        ({"content": "x", "occurred_at": "last tuesday"}, 422, "occurred_at"),
+        ({"content": "x", "occurred_at": "0001-01-01T00:00:00Z"}, 400, "between the years"),
+        ({"content": "x", "speaker": "s" * 201}, 422, "speaker"),
+        ({"content": "x", "speaker": 7}, 422, "speaker"),
     ],
 )
 def test_bad_input_is_4xx_and_writes_nothing(alice, body, status, message):
@@ -100,6 +104,28 @@ def test_bad_input_is_4xx_and_writes_nothing(alice, body, status, message):
     assert response.status_code == status
     assert message in response.json()["detail"]
     assert not Fact.objects.exists()
+
+
+def test_a_fact_says_when_it_happened_and_who_said_it(alice):
+    response = post(
+        alice,
+        "/api/memories",
+        {
+            "content": "I adopted a puppy called Biscuit",
+            "speaker": "  Caroline   Smith ",
+            "session_id": "chat-7",
+            "occurred_at": "2023-05-08T13:56:00",
+        },
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert body["speaker"] == "Caroline Smith"
+    assert body["occurred_at"].startswith("2023-05-08T13:56:00")  # taken as UTC
+    assert body["provenance"]["session_id"] == "chat-7"
+    plain = post(alice, "/api/memories", {"content": "The office plants need water"}).json()
+    assert plain["speaker"] == "" and plain["occurred_at"] >= body["created_at"]
+    got = alice.get(f"/api/memories/{body['id']}").json()
+    assert (got["speaker"], got["occurred_at"]) == (body["speaker"], body["occurred_at"])
 
 
 def test_bad_json_is_4xx(alice):
