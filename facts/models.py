@@ -168,6 +168,7 @@ class Fact(ScopedModel):
             models.Index(
                 fields=["owner", "session_id", "occurred_at", "id"], name="fact_session_order"
             ),
+            models.Index(fields=["occurred_at"], name="fact_occurred_at"),
         ]
         constraints = [
             models.CheckConstraint(

@@ -10,8 +10,9 @@ stages. The stages, each a field of ``RecallTuning`` (0 switches a weight off):
 - soft AND: the share of the query's content words a fact holds, so that facts with more
   of them come first, whatever the retriever said;
 - a window: the query's similarity to the fact together with its session neighbours;
-- priors: facts said by a person the query names; facts that carry a time (or happened
-  in a month or year the query names) for a question about time; facts of a session
+- priors: facts said by a person the query names; facts that carry a time for a
+  question about time; facts that happened on a day, in a month or a year the query
+  names (these join the candidates too); facts of a session
   that matches the query as a whole; and a penalty for turns that say next to nothing
   ("ok", "thanks!");
 - a neighbour boost: a fact next to a strong hit in its session takes a share of its
@@ -22,7 +23,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memoryhub.errors import InvalidInput
@@ -47,11 +48,15 @@ class RecallTuning:
     weight_window: float = 0.2
     weight_speaker: float = 0.15
     weight_time: float = 0.1
+    weight_date: float = 0.3
     weight_session: float = 0.1
     weight_informative: float = 0.1
     neighbour_share: float = 0.15
     # Neighbours of this many of the best hits join the candidates.
     neighbour_candidates: int = 10
+    # Facts that happened on a day or in a month the query names join the candidates,
+    # up to this many.
+    dated_candidates: int = 40
 
     @classmethod
     def from_settings(cls, overrides: Mapping[str, Any] | None) -> "RecallTuning":
@@ -116,15 +121,18 @@ def informativeness(text: str) -> float:
     return min(1.0, sum(1 for w in words(text) if w not in STOPWORDS) / 6)
 
 
-def named_speakers(query: str, speakers: Iterable[str]) -> set[str]:
+def named_speakers(query: str, speakers: Iterable[str]) -> dict[str, float]:
     """The speakers the query names, by any word of their name of three letters or
-    more ("Caroline" names "Caroline Smith")."""
-    asked = set(words(query))
-    named = set()
+    more ("Caroline" names "Caroline Smith"), with their weight: 1 for the one named
+    first (the subject of "What did Jon tell Gina?"), a half for the others."""
+    asked = words(query)
+    first: dict[str, int] = {}
     for speaker in speakers:
-        if speaker and any(len(part) >= 3 and part in asked for part in words(speaker)):
-            named.add(speaker)
-    return named
+        places = [asked.index(p) for p in words(speaker) if len(p) >= 3 and p in asked]
+        if speaker and places:
+            first[speaker] = min(places)
+    ordered = sorted(first, key=first.get)
+    return {speaker: 1.0 if i == 0 else 0.5 for i, speaker in enumerate(ordered)}
 
 
 _TIME_QUESTION = re.compile(
@@ -139,10 +147,15 @@ _TIME_WORDS = re.compile(
     r"\b(yesterday|today|tonight|tomorrow|weekend|ago|last (night|week|month|year|weekend|"
     r"summer|winter|spring|fall)|next (week|month|year|weekend)|this (week|month|year|"
     r"weekend|morning|evening)|(mon|tues|wednes|thurs|fri|satur|sun)day|"
-    + "|".join(_MONTHS)
-    + r"|(19|20)\d\d|\d+ (days?|weeks?|months?|years?))\b",
+    + r"(19|20)\d\d|\d+ (days?|weeks?|months?|years?))\b",
     re.IGNORECASE,
 )
+_MONTH = "(" + "|".join(_MONTHS) + ")"
+_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DAY_MONTH_YEAR = re.compile(rf"\b{_ORDINAL} {_MONTH},? (\d{{4}})\b", re.IGNORECASE)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH} {_ORDINAL},? (\d{{4}})\b", re.IGNORECASE)
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_MONTH_YEAR = re.compile(rf"\b{_MONTH},? (\d{{4}})\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b(19|20)\d\d\b")
 
 
@@ -150,21 +163,74 @@ def is_time_question(query: str) -> bool:
     return bool(_TIME_QUESTION.search(query))
 
 
+# A month named by itself, capitalised ("May", not "may").
+_MONTH_WORD = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r")\b")
+
+
 def carries_time(text: str) -> bool:
-    return bool(_TIME_WORDS.search(text))
+    return bool(_TIME_WORDS.search(text) or _MONTH_WORD.search(text))
 
 
-def moments_named(query: str) -> tuple[set[int], set[int]]:
-    """The years and months (1-12) the query names."""
-    years = {int(m.group(0)) for m in _YEAR.finditer(query)}
-    months = {i + 1 for i, name in enumerate(_MONTHS) if name in set(words(query))}
-    return years, months
+@dataclass(frozen=True)
+class Moments:
+    """The times a query names: spans of days or months ("on 1 February, 2023", "in
+    May 2023"), bare years, and months named without a year."""
+
+    spans: tuple[tuple[datetime, datetime], ...] = ()
+    years: frozenset[int] = frozenset()
+    months: frozenset[int] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.spans or self.years or self.months)
+
+    def holds(self, when: datetime | None) -> bool:
+        if when is None:
+            return False
+        if any(start <= when < end for start, end in self.spans):
+            return True
+        return when.year in self.years or when.month in self.months
 
 
-def happened_then(when: datetime | None, years: set[int], months: set[int]) -> bool:
-    if when is None or not (years or months):
-        return False
-    return (not years or when.year in years) and (not months or when.month in months)
+def _day(year: int, month: int, day: int) -> tuple[datetime, datetime] | None:
+    try:
+        start = datetime(year, month, day, tzinfo=UTC)
+    except ValueError:  # "31 February"
+        return None
+    return start, start + timedelta(days=1)
+
+
+def _month_span(year: int, month: int) -> tuple[datetime, datetime] | None:
+    if not 1 <= year <= 9998:
+        return None
+    start = datetime(year, month, 1, tzinfo=UTC)
+    return start, datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+
+
+_MONTH_OF = {name: i + 1 for i, name in enumerate(_MONTHS)}
+
+
+def named_moments(query: str) -> Moments:
+    """The days, months and years ``query`` names (dates in the usual English forms
+    and ISO 8601), each taken once: a date's month and year are not named again."""
+    spans: list[tuple[datetime, datetime] | None] = []
+    rest = query
+    for pattern, order in ((_DAY_MONTH_YEAR, "dmy"), (_MONTH_DAY_YEAR, "mdy")):
+        for match in pattern.finditer(rest):
+            parts = dict(zip(order, match.groups(), strict=True))
+            spans.append(_day(int(parts["y"]), _MONTH_OF[parts["m"].lower()], int(parts["d"])))
+        rest = pattern.sub(" ", rest)
+    spans += [_day(*(int(g) for g in m.groups())) for m in _ISO_DAY.finditer(rest)]
+    rest = _ISO_DAY.sub(" ", rest)
+    spans += [
+        _month_span(int(m.group(2)), _MONTH_OF[m.group(1).lower()])
+        for m in _MONTH_YEAR.finditer(rest)
+    ]
+    rest = _MONTH_YEAR.sub(" ", rest)
+    return Moments(
+        spans=tuple(span for span in spans if span is not None),
+        years=frozenset(int(m.group(0)) for m in _YEAR.finditer(rest)),
+        months=frozenset(_MONTH_OF[m.lower()] for m in _MONTH_WORD.findall(rest)),
+    )
 
 
 @dataclass
@@ -216,7 +282,7 @@ def rank(
     # Priors.
     named = named_speakers(query, {c.speaker for c in candidates})
     time_question = is_time_question(query)
-    years, months = moments_named(query)
+    moments = named_moments(query)
     sessions: dict[tuple, float] = {}
     for c in candidates:
         if c.session is not None:
@@ -227,12 +293,11 @@ def rank(
         if tuning.weight_coverage:
             share["coverage"] = tuning.weight_coverage * coverage(query_stems, c.content)
         if named and tuning.weight_speaker:
-            share["speaker"] = tuning.weight_speaker * (c.speaker in named)
-        if tuning.weight_time and (time_question or years or months):
-            timely = (time_question and carries_time(c.content)) or happened_then(
-                c.occurred_at, years, months
-            )
-            share["time"] = tuning.weight_time * timely
+            share["speaker"] = tuning.weight_speaker * named.get(c.speaker, 0.0)
+        if tuning.weight_time and time_question:
+            share["time"] = tuning.weight_time * carries_time(c.content)
+        if tuning.weight_date and moments:
+            share["date"] = tuning.weight_date * moments.holds(c.occurred_at)
         if c.session is not None and best_session > 0 and tuning.weight_session:
             share["session"] = tuning.weight_session * sessions[c.session] / best_session
         if tuning.weight_informative:

@@ -21,7 +21,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from facts.models import Fact, MemoryConfig, recency_score, use_score
-from facts.ranking import Candidate, RecallTuning, rank
+from facts.ranking import Candidate, RecallTuning, named_moments, rank
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services import current_embedder, fact_touch, memory_config_get
 from facts.sessions import session_neighbours
@@ -271,6 +271,15 @@ def fact_recall(
     # The session neighbours of the best hits are candidates too (those the caller may
     # recall): the turn after a question often holds its answer.
     ids = set(fused)
+    # Facts that happened on a day (or in a month) the query names.
+    moments = named_moments(query)
+    if moments.spans and tuning.weight_date and tuning.dated_candidates:
+        when = Q()
+        for start, end in moments.spans:
+            when |= Q(occurred_at__gte=start, occurred_at__lt=end)
+        ids |= set(
+            scope.filter(when).order_by().values_list("pk", flat=True)[: tuning.dated_candidates]
+        )
     around = session_neighbours(ids)
     best = sorted(fused, key=lambda i: -fused[i])[: tuning.neighbour_candidates]
     extra = {n for i in best for n in around.get(i, ()) if n is not None} - ids

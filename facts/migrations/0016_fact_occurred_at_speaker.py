@@ -56,5 +56,9 @@ class Migration(migrations.Migration):
                 fields=["owner", "session_id", "occurred_at", "id"], name="fact_session_order"
             ),
         ),
+        migrations.AddIndex(
+            model_name="fact",
+            index=models.Index(fields=["occurred_at"], name="fact_occurred_at"),
+        ),
         migrations.RunPython(date_and_reindex, two_columns_again),
     ]

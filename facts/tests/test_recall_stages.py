@@ -200,6 +200,7 @@ def test_a_month_the_question_names_prefers_facts_that_happened_then():
         candidate(1, "The team shipped the search page", occurred_at=march),
     ]
     assert order(facts, "What did the team ship in March 2023?") == [1, 2]
+    assert order(facts, "What did the team ship in March 2023?", weight_date=0) == [2, 1]
 
 
 def test_short_acknowledgements_rank_below_statements():
@@ -277,3 +278,52 @@ def test_tuning_overrides_are_checked():
             RecallTuning.clean(bad)
     # A stored setting that no longer exists is ignored.
     assert RecallTuning.from_settings({"gone": 3, "weight_time": 0.3}).weight_time == 0.3
+
+
+def test_a_date_the_question_names_brings_what_happened_that_day(owner):
+    answer = chat(owner, "shop", [("Gina", "One of the wholesalers said yes today!")])[0]
+    fact_bulk_create(
+        actor=Actor(user=owner),
+        items=[
+            {
+                "content": f"The wholesale order number {n} for the clothing store shipped",
+                "session_id": "orders",
+                "occurred_at": SESSION_START + timedelta(days=30 + n),
+            }
+            for n in range(12)
+        ],
+    )
+
+    def place(question: str) -> int | None:
+        result = fact_recall(actor=Actor(user=owner), query=question, touch=False, max_items=20)
+        ids = [item.id for item in result.items]
+        return ids.index(answer.pk) if answer.pk in ids else None
+
+    # No word of the answer is in the question; the day it happened is.
+    named = place("What did Gina find for her clothing store on 8 May, 2023?")
+    other = place("What did Gina find for her clothing store on 9 May, 2023?")
+    assert named is not None and (other is None or other > named)
+
+
+def test_the_times_a_question_names():
+    from facts.ranking import named_moments
+
+    day = named_moments("What did Gina find on 1 February, 2023?")
+    assert day.holds(datetime(2023, 2, 1, 18, tzinfo=UTC))
+    assert not day.holds(datetime(2023, 2, 2, 1, tzinfo=UTC))
+    assert named_moments("What happened in May 2023?").holds(datetime(2023, 5, 31, tzinfo=UTC))
+    assert named_moments("February 3rd, 2021").holds(datetime(2021, 2, 3, 9, tzinfo=UTC))
+    assert named_moments("the 2023-03-01 release").holds(datetime(2023, 3, 1, 9, tzinfo=UTC))
+    assert not named_moments("What may Caroline do?")  # "may" the verb names no month
+    for nonsense in ("31 February, 2023", "2023-13-45", "May 0000", "\ud800 9999-99-99"):
+        assert not named_moments(nonsense).spans
+
+
+def test_the_person_named_first_is_who_the_question_is_about():
+    from facts.ranking import named_speakers
+
+    assert named_speakers("What did Jon tell Gina about the studio?", {"Gina", "Jon", ""}) == {
+        "Jon": 1.0,
+        "Gina": 0.5,
+    }
+    assert named_speakers("What is the studio like?", {"Gina", "Jon"}) == {}
