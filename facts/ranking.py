@@ -48,7 +48,7 @@ class RecallTuning:
     weight_window: float = 0.2
     weight_speaker: float = 0.15
     weight_time: float = 0.1
-    weight_date: float = 0.3
+    weight_date: float = 1.0
     weight_session: float = 0.1
     weight_informative: float = 0.1
     neighbour_share: float = 0.15
@@ -291,7 +291,8 @@ def rank(
     for c in candidates:
         share = parts[c.id]
         if tuning.weight_coverage:
-            share["coverage"] = tuning.weight_coverage * coverage(query_stems, c.content)
+            said = f"{c.speaker} {c.content}" if c.speaker else c.content
+            share["coverage"] = tuning.weight_coverage * coverage(query_stems, said)
         if named and tuning.weight_speaker:
             share["speaker"] = tuning.weight_speaker * named.get(c.speaker, 0.0)
         if tuning.weight_time and time_question:

@@ -168,7 +168,7 @@ def _knn(vector: Any, scope: QuerySet, compiled: Within, k: int) -> list:
 
 
 def _fts_for(tuning: RecallTuning):
-    weights = (*FACT_FTS.weights[:2], tuning.context_weight)
+    weights = (*FACT_FTS.weights[:2], tuning.context_weight, *FACT_FTS.weights[3:])
     return FACT_FTS if weights == FACT_FTS.weights else replace(FACT_FTS, weights=weights)
 
 

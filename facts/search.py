@@ -1,14 +1,20 @@
-"""What the fact store indexes: content, tags and the words of the fact's session
-neighbours (see ``facts.sessions``) in FTS5, content vectors in sqlite-vec."""
+"""What the fact store indexes: content, tags, the words of the fact's session
+neighbours (see ``facts.sessions``) and who said it in FTS5, vectors of what it says
+and who said it in sqlite-vec."""
 
 from memoryhub.search import FtsIndex, VectorIndex
 
-# Content weighs more than tags, tags more than the neighbours' words, in bm25.
+# Content and the speaker's name weigh more than tags, tags more than the neighbours'
+# words, in bm25.
 FACT_FTS = FtsIndex(
-    table="facts_fact_fts", columns=("content", "tags", "context"), weights=(1.0, 0.5, 0.3)
+    table="facts_fact_fts",
+    columns=("content", "tags", "context", "speaker"),
+    weights=(1.0, 0.5, 0.3, 1.0),
 )
 FACT_VECTORS = VectorIndex(table="facts_fact_vec", dim=384)
 
 
-def fts_values(content: str, tags: list[str], context: str = "") -> tuple[str, str, str]:
-    return (content, " ".join(tags), context)
+def fts_values(
+    content: str, tags: list[str], context: str = "", speaker: str = ""
+) -> tuple[str, str, str, str]:
+    return (content, " ".join(tags), context, speaker)

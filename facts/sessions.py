@@ -72,12 +72,12 @@ def neighbours_of(ids: Iterable[int]) -> set[int]:
 
 
 def _entries(ids: list[int]) -> list[tuple[int, tuple[str, str, str]]]:
-    """The full-text entries of these facts: content, tags, and their neighbours'
-    content."""
+    """The full-text entries of these facts: content, tags, their neighbours' content
+    and who said them."""
     if not ids:
         return []
     rows = rows_by_ids(
-        f"SELECT id, content, tags FROM {connection.ops.quote_name(Fact._meta.db_table)}",
+        f"SELECT id, content, tags, speaker FROM {connection.ops.quote_name(Fact._meta.db_table)}",
         "id",
         ids,
     )
@@ -94,10 +94,10 @@ def _entries(ids: list[int]) -> list[tuple[int, tuple[str, str, str]]]:
             )
         )
     entries = []
-    for fact_id, content, tags in rows:
+    for fact_id, content, tags, speaker in rows:
         pair = around.get(fact_id, (None, None))
         context = " ".join(known[n][:CONTEXT_CHARS] for n in pair if n is not None)
-        entries.append((fact_id, fts_values(content, _tags(tags), context)))
+        entries.append((fact_id, fts_values(content, _tags(tags), context, speaker)))
     return entries
 
 

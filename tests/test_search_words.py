@@ -27,7 +27,7 @@ def indexed(db):
         3: "Tom runs the weekly tests",
         4: "Lunch is at noon",
     }
-    FACT_FTS.upsert([(i, (text, "", "")) for i, text in rows.items()], new=True)
+    FACT_FTS.upsert([(i, (text, "", "", "")) for i, text in rows.items()], new=True)
     yield rows
     FACT_FTS.delete(rows)
 
@@ -62,7 +62,7 @@ def test_rows_sharing_an_uncommon_word_are_ranked_first(indexed, large, monkeypa
     crowd = {100 + i: f"Person{i} runs runs load load tests tests" for i in range(15)}
     crowd |= {200 + i: f"Lunch number {i} is at noon" for i in range(80)}
     crowd[5] = "The Vortex load balancer drops idle sockets"
-    FACT_FTS.upsert([(i, (text, "", "")) for i, text in crowd.items()], new=True)
+    FACT_FTS.upsert([(i, (text, "", "", "")) for i, text in crowd.items()], new=True)
     try:
         hits = FACT_FTS.search_words("Who runs load tests on Vortex?", limit=2)
         assert {h.id for h in hits} == {1, 5}
@@ -82,7 +82,7 @@ def test_a_filter_that_admits_nothing_finds_nothing(indexed):
 
 def test_a_new_row_under_the_id_of_an_entry_left_behind_replaces_it(indexed):
     # Row 4's fact went without its index entry (a cascade); its id is given out again.
-    FACT_FTS.upsert([(4, ("Dinner is at eight", "", ""))], new=True)
-    assert FACT_FTS.content_of(4) == ("Dinner is at eight", "", "")
+    FACT_FTS.upsert([(4, ("Dinner is at eight", "", "", ""))], new=True)
+    assert FACT_FTS.content_of(4) == ("Dinner is at eight", "", "", "")
     assert FACT_FTS.search('"lunch"', limit=5) == []
     assert [h.id for h in FACT_FTS.search('"dinner"', limit=5)] == [4]

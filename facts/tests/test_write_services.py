@@ -37,7 +37,12 @@ def embedded(fact: Fact) -> bool:
 
 def test_create_indexes_and_embeds(owner, remember):
     fact = remember(owner, "Our CI runs on self-hosted GitLab runners", tags=["ci"])
-    assert FACT_FTS.content_of(fact.pk) == ("Our CI runs on self-hosted GitLab runners", "ci", "")
+    assert FACT_FTS.content_of(fact.pk) == (
+        "Our CI runs on self-hosted GitLab runners",
+        "ci",
+        "",
+        "",
+    )
     assert embedded(fact)
     assert fact.embedding_model == "local:all-MiniLM-L6-v2-int8"
     assert FACT_VECTORS.models()[fact.pk] == fact.embedding_model
@@ -52,7 +57,7 @@ def test_update_reindexes_and_reembeds(owner, remember, django_capture_on_commit
             fact=fact,
             changes={"content": "The office moved to Lisbon", "tags": ["office"]},
         )
-    assert FACT_FTS.content_of(fact.pk) == ("The office moved to Lisbon", "office", "")
+    assert FACT_FTS.content_of(fact.pk) == ("The office moved to Lisbon", "office", "", "")
     after = FACT_VECTORS.vectors([fact.pk])[fact.pk]
     assert float(before @ after) < 0.99
     assert not FACT_FTS.search('"berlin"', limit=5)
