@@ -69,3 +69,51 @@ def test_memberships_stored_before_become_the_users_groups(owner, teammate, outs
     ]
     assert list(owner.groups.all()) == [platform]
     assert "teams_membership" not in connection.introspection.table_names()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_facts_stored_before_sessions_had_an_order_are_dated_and_indexed_with_neighbours(owner):
+    from datetime import UTC, datetime, timedelta
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from facts.models import Fact
+    from facts.recall import fact_recall
+    from facts.search import FACT_FTS
+    from teams.services import Actor
+
+    before = [("facts", "0015_learning_fingerprint")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_fact = executor.loader.project_state(before).apps.get_model("facts", "Fact")
+    start = datetime(2024, 3, 1, 9, tzinfo=UTC)
+    question, answer, alone = (
+        old_fact.objects.create(
+            owner_id=owner.pk,
+            content=content,
+            session_id=session,
+            created_at=start + timedelta(minutes=i),
+        )
+        for i, (content, session) in enumerate(
+            [
+                ("Which city hosts the offsite?", "chat"),
+                ("Porto, in the second week of June", "chat"),
+                ("The printer jams on every job", ""),
+            ]
+        )
+    )
+    with connection.cursor() as cursor:  # as the old write services indexed them
+        for fact in (question, answer, alone):
+            cursor.execute(
+                f"INSERT INTO {FACT_FTS.table}(rowid, content, tags) VALUES (%s, %s, '')",
+                [fact.pk, fact.content],
+            )
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert Fact.objects.get(pk=answer.pk).occurred_at == answer.created_at
+    assert FACT_FTS.content_of(answer.pk) == (answer.content, "", question.content, "")
+    assert FACT_FTS.content_of(alone.pk) == (alone.content, "", "", "")
+    found = fact_recall(actor=Actor(user=owner), query="offsite city", touch=False)
+    assert answer.pk in [item.id for item in found.items]
