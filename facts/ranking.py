@@ -192,6 +192,8 @@ class Moments:
 
 
 def _day(year: int, month: int, day: int) -> tuple[datetime, datetime] | None:
+    if not 1 <= year <= 9998:
+        return None
     try:
         start = datetime(year, month, day, tzinfo=UTC)
     except ValueError:  # "31 February"

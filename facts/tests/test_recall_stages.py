@@ -315,7 +315,14 @@ def test_the_times_a_question_names():
     assert named_moments("February 3rd, 2021").holds(datetime(2021, 2, 3, 9, tzinfo=UTC))
     assert named_moments("the 2023-03-01 release").holds(datetime(2023, 3, 1, 9, tzinfo=UTC))
     assert not named_moments("What may Caroline do?")  # "may" the verb names no month
-    for nonsense in ("31 February, 2023", "2023-13-45", "May 0000", "\ud800 9999-99-99"):
+    for nonsense in (
+        "31 February, 2023",
+        "2023-13-45",
+        "May 0000",
+        "\ud800 9999-99-99",
+        "31 December, 9999",
+        "9999-12-31",
+    ):
         assert not named_moments(nonsense).spans
 
 
@@ -327,3 +334,18 @@ def test_the_person_named_first_is_who_the_question_is_about():
         "Gina": 0.5,
     }
     assert named_speakers("What is the studio like?", {"Gina", "Jon"}) == {}
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What happened on 31 December, 9999?",
+        "in December 9999 and 0001-01-01",
+        'Caroline" OR speaker:* NEAR(a b)',
+        "\ud800 when did \udfff happen",
+        "May " * 500,
+    ],
+)
+def test_odd_questions_recall_without_failing(owner, query):
+    chat(owner, "s", [("Caroline", "We met in December"), ("Mel", "It was a cold day")])
+    fact_recall(actor=Actor(user=owner), query=query, touch=False)
