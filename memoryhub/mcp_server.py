@@ -13,6 +13,7 @@ come back to the request's own thread (``sync_to_async(thread_sensitive=True)``)
 with its database connection.
 """
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -59,6 +60,21 @@ def mcp_tool(found: Tool) -> types.Tool:
     )
 
 
+@functools.cache
+def mcp_tools() -> dict[str, types.Tool]:
+    """Every tool as MCP lists it, by name. Built once per process: the registry is fixed
+    once the apps are loaded, and generating the JSON Schemas is most of a listing."""
+    return {name: mcp_tool(found) for name, found in tool_registry().items()}
+
+
+def mcp_input_schema(name: str) -> dict[str, Any] | None:
+    """The input schema of the tool ``name`` (None for no such tool), which the SDK reads
+    to check a call's ``Mcp-Param-*`` headers; without it the SDK lists the tools again
+    for every call."""
+    found = mcp_tools().get(name)
+    return None if found is None else found.input_schema
+
+
 def mcp_server(*, actor_of: Callable[[], Actor], transport: str) -> Server:
     """An MCP server of the tools ``actor_of()`` may call, run as that actor.
     ``actor_of`` is asked on every request, so a token revoked meanwhile stops."""
@@ -70,7 +86,8 @@ def mcp_server(*, actor_of: Callable[[], Actor], transport: str) -> Server:
             raise MCPError(code=types.INVALID_REQUEST, message=str(exc)) from None
 
     def listing() -> list[types.Tool]:
-        return [mcp_tool(found) for found in tool_list_usable(actor=actor())]
+        tools = mcp_tools()
+        return [tools[found.name] for found in tool_list_usable(actor=actor())]
 
     def calling(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         try:
@@ -101,6 +118,7 @@ def mcp_server(*, actor_of: Callable[[], Actor], transport: str) -> Server:
         version="1",
         title="MemoryHub",
         instructions=INSTRUCTIONS,
+        get_tool_input_schema=mcp_input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
