@@ -3,6 +3,7 @@ SHELL := /bin/bash
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
+NODE_CLIENT := tests/mcp_node
 
 # First interpreter that is Python >= 3.12 and actually runs: python3.13 / python3.12 /
 # python3 on PATH, then any pyenv-installed version (its shims only run when selected).
@@ -39,6 +40,14 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e ".[test,postgres]"
 	@touch $@ $(VENV)/.installed-run
 
+# The tests' second MCP client (the TypeScript SDK's, run with Node.js), from its lock file.
+$(NODE_CLIENT)/node_modules/.installed: $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix $(NODE_CLIENT) --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+	  echo "npm not found: the tests that drive /mcp with the Node.js client will be skipped"; \
+	fi
+
 venv: $(VENV)/.installed-run
 
 run: $(VENV)/.installed-run
@@ -48,7 +57,7 @@ run: $(VENV)/.installed-run
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py runall
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-test
@@ -63,4 +72,4 @@ bench: $(VENV)/.installed-test
 	@for b in bench/[!_]*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(NODE_CLIENT)/node_modules

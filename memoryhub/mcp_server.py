@@ -7,18 +7,23 @@ its bearer token, is authenticated like any API call, and gets its answer in the
 response, so no session outlives a request and any worker may answer any request. The
 caller is the token's user, never a user id the caller names.
 
-The SDK is asynchronous; the tools are Django code. Each request runs the SDK's
-session manager in an event loop of its own (``async_to_sync``), and the tool calls
-come back to the request's own thread (``sync_to_async(thread_sensitive=True)``),
-with its database connection.
+The SDK is asynchronous; the tools are Django code. Over HTTP each worker thread keeps
+an event loop of its own (``ThreadLoop``) and runs a request's exchange on it; a tool
+call pauses that loop and runs on the request's thread, with its database connection,
+as a view's code does. Over stdio the tool calls go to Django's thread for sync code
+(``sync_to_async(thread_sensitive=True)``).
 """
 
-from collections.abc import Callable
+import asyncio
+import functools
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import anyio
 import mcp_types as types
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server import Server
@@ -59,9 +64,34 @@ def mcp_tool(found: Tool) -> types.Tool:
     )
 
 
-def mcp_server(*, actor_of: Callable[[], Actor], transport: str) -> Server:
+@functools.cache
+def mcp_tools() -> dict[str, types.Tool]:
+    """Every tool as MCP lists it, by name. Built once per process: the registry is fixed
+    once the apps are loaded, and generating the JSON Schemas is most of a listing."""
+    return {name: mcp_tool(found) for name, found in tool_registry().items()}
+
+
+def mcp_input_schema(name: str) -> dict[str, Any] | None:
+    """The input schema of the tool ``name`` (None for no such tool), which the SDK reads
+    to check a call's ``Mcp-Param-*`` headers; without it the SDK lists the tools again
+    for every call."""
+    found = mcp_tools().get(name)
+    return None if found is None else found.input_schema
+
+
+def in_django_thread[T](call: Callable[[], T]) -> Awaitable[T]:
+    return sync_to_async(call, thread_sensitive=True)()
+
+
+def mcp_server(
+    *,
+    actor_of: Callable[[], Actor],
+    transport: str,
+    run_sync: Callable[[Callable[[], Any]], Awaitable[Any]] = in_django_thread,
+) -> Server:
     """An MCP server of the tools ``actor_of()`` may call, run as that actor.
-    ``actor_of`` is asked on every request, so a token revoked meanwhile stops."""
+    ``actor_of`` is asked on every request, so a token revoked meanwhile stops.
+    ``run_sync`` runs the Django side of a request (listing, calling) off the loop."""
 
     def actor() -> Actor:
         try:
@@ -70,7 +100,8 @@ def mcp_server(*, actor_of: Callable[[], Actor], transport: str) -> Server:
             raise MCPError(code=types.INVALID_REQUEST, message=str(exc)) from None
 
     def listing() -> list[types.Tool]:
-        return [mcp_tool(found) for found in tool_list_usable(actor=actor())]
+        tools = mcp_tools()
+        return [tools[found.name] for found in tool_list_usable(actor=actor())]
 
     def calling(name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         try:
@@ -90,23 +121,82 @@ def mcp_server(*, actor_of: Callable[[], Actor], transport: str) -> Server:
     async def on_list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        tools = await sync_to_async(listing, thread_sensitive=True)()
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=await run_sync(listing))
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await sync_to_async(calling, thread_sensitive=True)(params.name, params.arguments)
+        return await run_sync(lambda: calling(params.name, params.arguments))
 
     return Server(
         "memoryhub",
         version="1",
         title="MemoryHub",
         instructions=INSTRUCTIONS,
+        get_tool_input_schema=mcp_input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
 
 
 # --- Streamable HTTP ---------------------------------------------------------------------
+
+
+class ThreadLoop:
+    """An event loop kept for one thread, which runs a coroutine to its end on it
+    (``run``). While the coroutine awaits ``call_here(fn)`` the loop stops and ``fn``
+    runs on this thread with no loop running, so Django code in it (the ORM) runs as it
+    does in any view. Starting a thread and a loop for every request, as ``async_to_sync``
+    does, costs more than the rest of the exchange around a tool call."""
+
+    _threads = threading.local()
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.wanted: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
+        self.waiting: asyncio.Future[None] | None = None
+
+    @classmethod
+    def of_this_thread(cls) -> "ThreadLoop":
+        found = getattr(cls._threads, "loop", None)
+        if found is None or found.loop.is_closed():
+            found = cls._threads.loop = cls()
+        return found
+
+    def __del__(self) -> None:  # the thread has ended: its loop goes with it
+        if not self.loop.is_closed():
+            self.loop.close()
+
+    async def call_here(self, call: Callable[[], Any]) -> Any:
+        answer = self.loop.create_future()
+        self.wanted.append((call, answer))
+        if self.waiting is not None and not self.waiting.done():
+            self.waiting.set_result(None)
+        return await answer
+
+    def run[T](self, coroutine: Coroutine[Any, Any, T]) -> T:
+        loop = self.loop
+        main = loop.create_task(coroutine)
+        try:
+            while not main.done():
+                self.waiting = loop.create_future()
+                loop.run_until_complete(
+                    asyncio.wait([main, self.waiting], return_when=asyncio.FIRST_COMPLETED)
+                )
+                while self.wanted:
+                    call, answer = self.wanted.popleft()
+                    if answer.cancelled():
+                        continue
+                    try:
+                        answer.set_result(call())
+                    except Exception as exc:
+                        answer.set_exception(exc)
+        except BaseException:
+            main.cancel()
+            loop.close()  # a loop stopped mid-task is not one to run the next request on
+            raise
+        finally:
+            self.waiting = None
+            self.wanted.clear()
+        return main.result()
 
 
 def _asgi_scope(request: HttpRequest) -> dict[str, Any]:
@@ -202,5 +292,6 @@ def mcp_view(request: HttpRequest) -> HttpResponse:
         response["Allow"] = "POST"
         return response
     actor = Actor(user=token.user, token=token)
-    server = mcp_server(actor_of=lambda: actor, transport="mcp-http")
-    return async_to_sync(_exchange)(server, _asgi_scope(request), request.body)
+    here = ThreadLoop.of_this_thread()
+    server = mcp_server(actor_of=lambda: actor, transport="mcp-http", run_sync=here.call_here)
+    return here.run(_exchange(server, _asgi_scope(request), request.body))

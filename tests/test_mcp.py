@@ -256,3 +256,56 @@ def test_the_web_server_of_make_run_serves_mcp(start_web, owner, make_token, rem
             return (await client.call_tool("recall", {"query": "release train"})).content[0].text
 
     assert "leaves on Thursdays" in beside_the_loop(anyio.run, run)
+
+
+PER_REQUEST_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def mcp_call(client: DjangoClient, name: str, arguments: dict, *, per_request: bool) -> dict:
+    """A ``tools/call`` message to /mcp, in the initialize-handshake protocol's shape or
+    in the per-request one's (its version, method and tool in headers too)."""
+    params: dict = {"name": name, "arguments": arguments}
+    headers = {"Accept": "application/json, text/event-stream"}
+    if per_request:
+        params["_meta"] = PER_REQUEST_META
+        headers |= {
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": name,
+        }
+    response = beside_the_loop(
+        client.post,
+        "/mcp",
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params},
+        content_type="application/json",
+        headers=headers,
+    )
+    return response.json()
+
+
+@pytest.mark.django_db
+def test_a_worker_answers_call_after_call_whatever_came_before(owner, make_token, remember):
+    """One thread serves request after request, in both protocols, and a refused or
+    malformed one leaves it answering the next."""
+    remember(owner, "The staging database is db-stage-2")
+    agent = DjangoClient(headers={"Authorization": f"Bearer {make_token(owner)[1]}"})
+    for per_request in (False, True):
+        unknown = mcp_call(agent, "drop_tables", {}, per_request=per_request)
+        assert "no tool named 'drop_tables'" in unknown["error"]["message"]
+        garbage = beside_the_loop(
+            agent.post,
+            "/mcp",
+            "not json",
+            content_type="application/json",
+            HTTP_ACCEPT="application/json",
+        )
+        assert 400 <= garbage.status_code < 500
+        for _ in range(3):
+            called = mcp_call(
+                agent, "recall", {"query": "staging database"}, per_request=per_request
+            )
+            assert "db-stage-2" in called["result"]["content"][0]["text"]
