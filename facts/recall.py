@@ -212,41 +212,30 @@ def _boosts(row: tuple, *, config: MemoryConfig, now: Any) -> dict[str, float]:
     }
 
 
-def fact_recall(
+@dataclass
+class Gathered:
+    """What recall ranks: its candidates with their signals, their rows, and where each
+    retriever placed them."""
+
+    mode: str
+    candidates: list[Candidate] = field(default_factory=list)
+    rows: dict[int, tuple] = field(default_factory=dict)
+    bm25_rank: dict[int, int] = field(default_factory=dict)
+    bm25_score: dict[int, float] = field(default_factory=dict)
+    vec_rank: dict[int, int] = field(default_factory=dict)
+
+
+def recall_candidates(
     *,
     actor: Actor,
     query: str,
-    project: str | None = None,
-    max_items: int | None = None,
-    char_budget: int | None = None,
-    category_budget: dict[str, int] | None = None,
-    touch: bool = True,
-    tuning: RecallTuning | None = None,
-) -> RecallResult:
-    """Recall the facts relevant to ``query`` for the acting user."""
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInput("The query must not be empty.")
-    if len(query) > MAX_QUERY_LENGTH:
-        raise InvalidInput(f"The query is at most {MAX_QUERY_LENGTH} characters.")
-    config = memory_config_get()
-    max_items = config.recall_max_items if max_items is None else max_items
-    char_budget = config.recall_char_budget if char_budget is None else char_budget
-    if max_items < 1 or max_items > 100:
-        raise InvalidInput("max_items must be between 1 and 100.")
-    if char_budget < 1 or char_budget > 100_000:
-        raise InvalidInput("char_budget must be between 1 and 100000.")
-    budgets = dict(config.recall_category_budget or {})
-    budgets.update(category_budget or {})
-    if not config.memory_enabled:
-        return RecallResult(
-            block="",
-            items=[],
-            mode="disabled",
-            notes=["memory is switched off in Settings -> Memory"],
-        )
-
-    tuning = RecallTuning.from_settings(config.recall_tuning) if tuning is None else tuning
-    notes: list[str] = []
+    project: str | None,
+    config: MemoryConfig,
+    tuning: RecallTuning,
+    notes: list[str],
+) -> Gathered:
+    """The facts recall considers for ``query``, each with its signals (see
+    ``facts.ranking``), among those the acting user may recall."""
     # The query is embedded while the caller's scope is built and searched by words.
     embedding = QueryEmbedding(query, config, notes)
     scope = recall_scope(user=actor.user, project=project)
@@ -266,7 +255,7 @@ def fact_recall(
     vec_rank = {h.id: i for i, h in enumerate(vec_hits, start=1)}
     fused = rrf([[h.id for h in fts_hits], [h.id for h in vec_hits]], k=config.rrf_k)
     if not fused:
-        return RecallResult(block="", items=[], mode=mode, notes=notes)
+        return Gathered(mode=mode)
 
     # The session neighbours of the best hits are candidates too (those the caller may
     # recall): the turn after a question often holds its answer.
@@ -306,6 +295,59 @@ def fact_recall(
         )
         for fact_id, row in by_id.items()
     ]
+    return Gathered(
+        mode=mode,
+        candidates=candidates,
+        rows=by_id,
+        bm25_rank=bm25_rank,
+        bm25_score=bm25_score,
+        vec_rank=vec_rank,
+    )
+
+
+def fact_recall(
+    *,
+    actor: Actor,
+    query: str,
+    project: str | None = None,
+    max_items: int | None = None,
+    char_budget: int | None = None,
+    category_budget: dict[str, int] | None = None,
+    touch: bool = True,
+    tuning: RecallTuning | None = None,
+) -> RecallResult:
+    """Recall the facts relevant to ``query`` for the acting user."""
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("The query must not be empty.")
+    if len(query) > MAX_QUERY_LENGTH:
+        raise InvalidInput(f"The query is at most {MAX_QUERY_LENGTH} characters.")
+    config = memory_config_get()
+    max_items = config.recall_max_items if max_items is None else max_items
+    char_budget = config.recall_char_budget if char_budget is None else char_budget
+    if max_items < 1 or max_items > 100:
+        raise InvalidInput("max_items must be between 1 and 100.")
+    if char_budget < 1 or char_budget > 100_000:
+        raise InvalidInput("char_budget must be between 1 and 100000.")
+    budgets = dict(config.recall_category_budget or {})
+    budgets.update(category_budget or {})
+    if not config.memory_enabled:
+        return RecallResult(
+            block="",
+            items=[],
+            mode="disabled",
+            notes=["memory is switched off in Settings -> Memory"],
+        )
+
+    tuning = RecallTuning.from_settings(config.recall_tuning) if tuning is None else tuning
+    notes: list[str] = []
+    gathered = recall_candidates(
+        actor=actor, query=query, project=project, config=config, tuning=tuning, notes=notes
+    )
+    mode, by_id = gathered.mode, gathered.rows
+    if not gathered.candidates:
+        return RecallResult(block="", items=[], mode=mode, notes=notes)
+    bm25_rank, bm25_score, vec_rank = gathered.bm25_rank, gathered.bm25_score, gathered.vec_rank
+    candidates = gathered.candidates
     # Fused scores are at most 2 / (k + 1); normalise so boosts weigh the same whatever k.
     ranked = rank(candidates, query=query, tuning=tuning, rrf_top=2.0 / (config.rrf_k + 1))
     now = timezone.now()
