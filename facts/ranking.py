@@ -34,22 +34,22 @@ FUSIONS = ("minmax", "rrf")
 
 @dataclass(frozen=True)
 class RecallTuning:
-    """The settings of every ranking stage, with the defaults measured on the recall
-    benchmark (``bench/recall_quality.py``)."""
+    """The settings of every ranking stage. The weights' defaults were fitted on three
+    LoCoMo conversations (``bench/recall_quality.py --fit``) and checked on two more."""
 
     fusion: str = "minmax"
     fts_candidates: int = 60
     vector_candidates: int = 40
     # bm25 weight of the neighbours' words in a fact's entry (content weighs 1).
     context_weight: float = 0.3
-    weight_bm25: float = 0.5
+    weight_bm25: float = 0.6
     weight_vector: float = 0.5
-    weight_coverage: float = 0.3
-    weight_window: float = 0.2
-    weight_speaker: float = 0.15
-    weight_time: float = 0.1
-    weight_date: float = 1.0
-    weight_session: float = 0.1
+    weight_coverage: float = 0.4
+    weight_window: float = 0.4
+    weight_speaker: float = 0.6
+    weight_time: float = 0.2
+    weight_date: float = 0.5
+    weight_session: float = 0.05
     weight_informative: float = 0.1
     neighbour_share: float = 0.15
     # Neighbours of this many of the best hits join the candidates.

@@ -286,7 +286,7 @@ def test_a_date_the_question_names_brings_what_happened_that_day(owner):
         actor=Actor(user=owner),
         items=[
             {
-                "content": f"The wholesale order number {n} for the clothing store shipped",
+                "content": f"Order {n} for the store shipped",
                 "session_id": "orders",
                 "occurred_at": SESSION_START + timedelta(days=30 + n),
             }
