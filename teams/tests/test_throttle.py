@@ -103,7 +103,11 @@ def test_a_flood_while_locked_out_does_not_stretch_the_lock_out(owner, settings)
         log_in("alice", "wrong")
     locked_at = time.monotonic()
     while time.monotonic() < locked_at + 1.5:
-        assert log_in("alice", "wrong").status_code == 429
+        status = log_in("alice", "wrong").status_code
+        # An answer given before the two seconds ran out was given while locked out
+        # (a slow machine may answer the last one after them).
+        if time.monotonic() < locked_at + 1.95:
+            assert status == 429
     time.sleep(max(0.0, locked_at + 2.1 - time.monotonic()))
     assert logged_in(log_in("alice", PASSWORD))
 
