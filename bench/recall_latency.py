@@ -347,7 +347,7 @@ def measure(
     raw_hybrid = timings["raw_fts"].p50 + timings["embed"].p50 + timings[raw_vector].p50
 
     def target(key: str, limit: float) -> str:
-        if size != TARGET_SIZE:
+        if size != TARGET_SIZE or key not in timings:
             return ""
         return f"p95 <= {limit:g}: " + ("met" if timings[key].p95 <= limit else "MISSED")
 
