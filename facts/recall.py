@@ -93,7 +93,12 @@ class RecallItem:
         return Fact.from_db(connection.alias, LOADED_FIELDS, self.row)
 
     def line(self) -> str:
-        return f"- [{self.category}] {self.row[CONTENT]}"
+        """The fact as the block shows it; a statement someone made says who and when
+        ("Caroline, 2023-05-08: I went to the support group yesterday"), since without
+        them "yesterday" and "I" mean nothing to the reader."""
+        speaker = self.row[SPEAKER]
+        said = f"{speaker}, {self.row[OCCURRED]:%Y-%m-%d}: " if speaker else ""
+        return f"- [{self.category}] {said}{self.row[CONTENT]}"
 
     def as_dict(self) -> dict[str, Any]:
         fact = self.fact

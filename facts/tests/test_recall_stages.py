@@ -349,3 +349,11 @@ def test_the_person_named_first_is_who_the_question_is_about():
 def test_odd_questions_recall_without_failing(owner, query):
     chat(owner, "s", [("Caroline", "We met in December"), ("Mel", "It was a cold day")])
     fact_recall(actor=Actor(user=owner), query=query, touch=False)
+
+
+def test_the_block_says_who_said_a_statement_and_when(owner):
+    chat(owner, "s", [("Caroline", "I went to the support group yesterday")])
+    result = fact_recall(actor=Actor(user=owner), query="support group", touch=False)
+    assert result.block == (
+        "## Recalled Facts\n- [fact] Caroline, 2023-05-08: I went to the support group yesterday"
+    )
