@@ -4,7 +4,7 @@ neighbours.
 A session is the facts one owner wrote with the same ``session_id`` (a conversation, a
 task, an imported ticket), in the order of ``occurred_at`` then id. Two facts are
 neighbours when they are next to each other among the session's active facts of the
-same layer, project, visibility and team: a fact's full-text entry holds its
+same layer, project, visibility, team, tier and fleet: a fact's full-text entry holds its
 neighbours' words (at a lower weight, see ``facts.search``), so that entry may never
 carry words its readers could not read themselves.
 
@@ -29,6 +29,7 @@ CHUNK = 500
 _SAME_SESSION = """
     n.owner_id = f.owner_id AND n.session_id = f.session_id AND n.layer = f.layer
     AND n.project = f.project AND n.visibility = f.visibility
+    AND n.tier = f.tier AND n.fleet = f.fleet
     AND (n.team_id = f.team_id OR (n.team_id IS NULL AND f.team_id IS NULL))
     AND n.status = %s
 """

@@ -357,3 +357,19 @@ def test_the_block_says_who_said_a_statement_and_when(owner):
     assert result.block == (
         "## Recalled Facts\n- [fact] Caroline, 2023-05-08: I went to the support group yesterday"
     )
+
+
+def test_neighbours_never_cross_fleets(owner):
+    fleet_a = chat(owner, "s", [("Bot", "Fleet A rotates the signing key on Mondays")], fleet="a")[0]
+    fleet_b = fact_bulk_create(
+        actor=Actor(user=owner),
+        items=[
+            {
+                "content": "Fleet B deploys on Fridays",
+                "session_id": "s",
+                "fleet": "b",
+                "occurred_at": SESSION_START + timedelta(minutes=1),
+            }
+        ],
+    )[0].fact
+    assert entry(fleet_a)[2] == "" and entry(fleet_b)[2] == ""
