@@ -54,7 +54,7 @@ HTTP_P95_TARGET_MS = 50.0
 TARGET_SIZE = 100_000
 
 
-def recall_sizes() -> tuple[int, int, int, int]:
+def recall_sizes(size: int = 0) -> tuple[int, int, int, int]:
     """What recall asks of each retriever, and how the vector index answers: full-text
     candidates, vector candidates, the coarse (bit) pass's k for those, and the store
     size up to which vector search is exact. Read from the code measured, so the
@@ -62,7 +62,7 @@ def recall_sizes() -> tuple[int, int, int, int]:
     from facts import recall
     from memoryhub.search import vectors
 
-    coarse_k = max(recall.VECTOR_CANDIDATES * vectors.COARSE_FACTOR, vectors.COARSE_MIN)
+    coarse_k = vectors.coarse_candidates(recall.VECTOR_CANDIDATES, size)
     return recall.FTS_CANDIDATES, recall.VECTOR_CANDIDATES, coarse_k, vectors.EXACT_SCAN_LIMIT
 
 
@@ -242,7 +242,7 @@ def knn_recall(store: Store, queries: np.ndarray) -> list[list]:
     scope = recall_scope(user=store.user, project=None)
     position = {fact_id: i for i, fact_id in enumerate(store.ids)}
     pool_index = np.asarray(store.pool_index)
-    _, vec_k, _, _ = recall_sizes()
+    _, vec_k, _, _ = recall_sizes(len(store))
     shares: dict[str, list[float]] = {"10": [], "10 of k": [], "k": []}
 
     def share(hits: list, similarities: np.ndarray, k: int) -> float:
@@ -286,8 +286,8 @@ def measure(
     matches = [match_any(q) for q in questions]
     embedder = get_embedder(provider="local")
     timings: dict[str, Timing] = {}
-    fts_k, vec_k, coarse_k, exact_limit = recall_sizes()
     size = len(store)
+    fts_k, vec_k, coarse_k, exact_limit = recall_sizes(size)
 
     timings["raw_fts"] = timed(lambda i: raw_fts(matches[i], fts_k), n)
     timings["raw_knn"] = timed(lambda i: raw_knn(query_vectors[i], vec_k), n)

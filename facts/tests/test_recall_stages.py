@@ -360,7 +360,9 @@ def test_the_block_says_who_said_a_statement_and_when(owner):
 
 
 def test_neighbours_never_cross_fleets(owner):
-    fleet_a = chat(owner, "s", [("Bot", "Fleet A rotates the signing key on Mondays")], fleet="a")[0]
+    fleet_a = chat(owner, "s", [("Bot", "Fleet A rotates the signing key on Mondays")], fleet="a")[
+        0
+    ]
     fleet_b = fact_bulk_create(
         actor=Actor(user=owner),
         items=[

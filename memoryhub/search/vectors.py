@@ -23,9 +23,21 @@ from memoryhub.search.mirror import IndexCopy, refresh, sign_bits
 
 # Up to this many rows an exact scan is cheap enough.
 EXACT_SCAN_LIMIT = 20_000
-# Candidates taken from the bit index per wanted result, and at least this many.
+# Candidates taken from the bit index per wanted result, and at least this many. Sign
+# bits tell near from far less well the more rows there are, so a large index also
+# takes COARSE_PER_MILLION candidates per million rows (re-ranked exactly): measured
+# with MiniLM questions, 160 of a million rows hold 75% of the true top 10, 1,280 hold
+# 97%.
 COARSE_FACTOR = 4
 COARSE_MIN = 64
+COARSE_PER_MILLION = 1280
+
+
+def coarse_candidates(k: int, rows: int) -> int:
+    """How many rows the bit pass keeps for a search of ``k`` over ``rows``."""
+    return max(k * COARSE_FACTOR, COARSE_MIN, -(-rows * COARSE_PER_MILLION // 1_000_000))
+
+
 # Past this many visible rows, filtering after the coarse pass is reliable enough that a
 # fallback scan over the visible rows is not worth it.
 VISIBLE_SCAN_LIMIT = 30_000
@@ -214,7 +226,7 @@ class VectorIndex:
         total = cached_row_count(f"{self.table}_rowids") or self.count()
         if total == 0:
             return []
-        wanted = max(k * COARSE_FACTOR, COARSE_MIN)
+        wanted = coarse_candidates(k, total)
         if total <= EXACT_SCAN_LIMIT:
             hits = self._exact_all(query, k=wanted if within is not None else k)
             candidates = [hit.id for hit in hits]
