@@ -184,22 +184,24 @@ def run_baselines(conversations: list[Conversation]) -> dict[str, Scores]:
 
 
 def ablations(base) -> dict[str, object]:
-    """The default settings with one stage switched off at a time."""
+    """Two references (each retriever's fusion alone, every other stage off), then the
+    default settings with one stage switched off at a time."""
+    alone = replace(
+        base,
+        weight_coverage=0,
+        weight_window=0,
+        weight_speaker=0,
+        weight_time=0,
+        weight_date=0,
+        weight_session=0,
+        weight_informative=0,
+        neighbour_share=0,
+        neighbour_candidates=0,
+        context_weight=0,
+    )
     return {
-        "textbook RRF fusion instead of min-max": replace(
-            base,
-            fusion="rrf",
-            weight_coverage=0,
-            weight_window=0,
-            weight_speaker=0,
-            weight_time=0,
-            weight_date=0,
-            weight_session=0,
-            weight_informative=0,
-            neighbour_share=0,
-            neighbour_candidates=0,
-            context_weight=0,
-        ),
+        "textbook RRF, every other stage off": replace(alone, fusion="rrf"),
+        "min-max fusion, every other stage off": alone,
         "- neighbours' words in the full-text entry": replace(base, context_weight=0),
         "- soft AND (coverage)": replace(base, weight_coverage=0),
         "- session window (dense)": replace(base, weight_window=0),
