@@ -542,7 +542,7 @@ def settings_data(**changes: object) -> dict[str, object]:
         value = form.initial.get(name)
         if name in ("embeddings_api_key", "llm_api_key"):
             value = ""
-        elif name == "recall_category_budget":
+        elif name in ("recall_category_budget", "recall_tuning"):
             value = field.prepare_value(value)
         if isinstance(value, bool):
             if value:
@@ -617,6 +617,10 @@ def test_staff_save_settings_and_the_key_is_never_shown(staff_client):
         ("recall_category_budget", '{"gossip": 1}'),
         ("recall_category_budget", '{"fact": -1}'),
         ("recall_category_budget", "[1, 2]"),
+        ("recall_tuning", '{"weight_nope": 1}'),
+        ("recall_tuning", '{"weight_time": -1}'),
+        ("recall_tuning", '{"fusion": "zscore"}'),
+        ("recall_tuning", "[1]"),
         ("embeddings_url", "not a url"),
     ],
 )
@@ -712,3 +716,28 @@ def test_settings_refuse_a_chat_model_url_without_a_model_name(staff_client):
     # The box tells what is stored, not what the refused form held.
     assert "offline: no chat model URL is set" in chat_model_box(page)
     assert memory_config_get().llm_url == ""
+
+
+def test_a_fact_page_and_the_list_say_who_said_it_and_when(owner, owner_client):
+    fact = fact_create(
+        actor=Actor(user=owner),
+        data={
+            "content": "We called the puppy Biscuit",
+            "speaker": "Caroline",
+            "session_id": "chat-7",
+            "occurred_at": "2023-05-08T13:56:00Z",
+        },
+    ).fact
+    page = owner_client.get(f"/memory/{fact.pk}/").content.decode()
+    assert "Said by</dt><dd>Caroline" in page
+    assert "2023-05-08 13:56 · session chat-7" in page
+    listing = owner_client.get("/memory/").content.decode()
+    assert '<span class="muted">Caroline:</span>' in listing
+
+
+def test_staff_tune_a_ranking_stage(staff_client):
+    response = staff_client.post(
+        "/memory/settings/", settings_data(recall_tuning='{"weight_time": 0.3}')
+    )
+    assert response.status_code in (200, 302)
+    assert memory_config_get().recall_tuning == {"weight_time": 0.3}
