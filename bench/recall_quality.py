@@ -325,9 +325,7 @@ def main() -> None:
             f"in {loaded:.0f} s; {machine_note()}"
         )
         print("settings:", json.dumps(tuning.as_dict()))
-        for query in ("warm-up",):  # the first query loads the model's session
-            run_recall(conversations[:1], tuning)
-            del query
+        run_recall(conversations[:1], tuning)  # warm-up: the first queries load the model
         timings: list[float] = []
         recall = run_recall(conversations, tuning, timings)
         retrievers = {"memoryhub recall": recall, **run_baselines(conversations)}

@@ -16,52 +16,63 @@ exists re-indexes the facts whose neighbours change (``facts_index``,
 
 from collections.abc import Iterable
 
-from django.db import connection
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from facts.models import Fact, Status
 from facts.search import FACT_FTS, fts_values
-from memoryhub.db.bulk import rows_by_ids
+from teams.models import Visibility
 
 # How much of each neighbour goes into a fact's entry.
 CONTEXT_CHARS = 600
 CHUNK = 500
 
-_SAME_SESSION = """
-    n.owner_id = f.owner_id AND n.session_id = f.session_id AND n.layer = f.layer
-    AND n.project = f.project AND n.visibility = f.visibility
-    AND n.tier = f.tier AND n.fleet = f.fleet
-    AND (n.team_id = f.team_id OR (n.team_id IS NULL AND f.team_id IS NULL))
-    AND n.status = %s
-"""
 
-
-def _neighbours_sql(count: int) -> str:
-    table = connection.ops.quote_name(Fact._meta.db_table)
-    marks = ", ".join(["%s"] * count)
-    before = "(n.occurred_at < f.occurred_at OR (n.occurred_at = f.occurred_at AND n.id < f.id))"
-    after = "(n.occurred_at > f.occurred_at OR (n.occurred_at = f.occurred_at AND n.id > f.id))"
-    return f"""
-        SELECT f.id,
-            (SELECT n.id FROM {table} n WHERE {_SAME_SESSION} AND {before}
-             ORDER BY n.occurred_at DESC, n.id DESC LIMIT 1),
-            (SELECT n.id FROM {table} n WHERE {_SAME_SESSION} AND {after}
-             ORDER BY n.occurred_at, n.id LIMIT 1)
-        FROM {table} f WHERE f.id IN ({marks}) AND f.session_id <> ''
-    """
+def _same_session() -> QuerySet:
+    """The active facts in the session of the outer fact, and sharing its readers."""
+    return (
+        Fact.objects.filter(
+            owner_id=OuterRef("owner_id"),
+            session_id=OuterRef("session_id"),
+            layer=OuterRef("layer"),
+            project=OuterRef("project"),
+            visibility=OuterRef("visibility"),
+            tier=OuterRef("tier"),
+            fleet=OuterRef("fleet"),
+            status=Status.ACTIVE,
+        )
+        # The team decides who reads a team fact only.
+        .filter(~Q(visibility=Visibility.TEAM) | Q(team_id=OuterRef("team_id")))
+    )
 
 
 def session_neighbours(ids: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
     """(previous, next) neighbour of each of these facts that is in a session; facts
     outside sessions (or gone) are left out."""
     ids = list(dict.fromkeys(int(i) for i in ids))
+    when, pk = OuterRef("occurred_at"), OuterRef("pk")
+    previous = (
+        _same_session()
+        .filter(Q(occurred_at__lt=when) | Q(occurred_at=when, pk__lt=pk))
+        .order_by("-occurred_at", "-pk")
+        .values("pk")[:1]
+    )
+    following = (
+        _same_session()
+        .filter(Q(occurred_at__gt=when) | Q(occurred_at=when, pk__gt=pk))
+        .order_by("occurred_at", "pk")
+        .values("pk")[:1]
+    )
     found: dict[int, tuple[int | None, int | None]] = {}
-    with connection.cursor() as cursor:
-        for start in range(0, len(ids), CHUNK):
-            chunk = ids[start : start + CHUNK]
-            cursor.execute(_neighbours_sql(len(chunk)), [Status.ACTIVE, Status.ACTIVE, *chunk])
-            for fact_id, previous, following in cursor.fetchall():
-                if previous is not None or following is not None:
-                    found[fact_id] = (previous, following)
+    for start in range(0, len(ids), CHUNK):
+        rows = (
+            Fact.objects.filter(pk__in=ids[start : start + CHUNK])
+            .exclude(session_id="")
+            .order_by()
+            .values_list("pk", Subquery(previous), Subquery(following))
+        )
+        for fact_id, before, after in rows:
+            if before is not None or after is not None:
+                found[fact_id] = (before, after)
     return found
 
 
@@ -72,42 +83,31 @@ def neighbours_of(ids: Iterable[int]) -> set[int]:
     return {n for pair in around.values() for n in pair if n is not None} - ids
 
 
-def _entries(ids: list[int]) -> list[tuple[int, tuple[str, str, str]]]:
+def _contents(ids: Iterable[int], *fields: str) -> list[tuple]:
+    ids = list(ids)
+    return [
+        row
+        for start in range(0, len(ids), CHUNK)
+        for row in Fact.objects.filter(pk__in=ids[start : start + CHUNK])
+        .order_by()
+        .values_list("pk", "content", *fields)
+    ]
+
+
+def _entries(ids: list[int]) -> list[tuple[int, tuple[str, str, str, str]]]:
     """The full-text entries of these facts: content, tags, their neighbours' content
     and who said them."""
-    if not ids:
-        return []
-    rows = rows_by_ids(
-        f"SELECT id, content, tags, speaker FROM {connection.ops.quote_name(Fact._meta.db_table)}",
-        "id",
-        ids,
-    )
+    rows = _contents(ids, "tags", "speaker")
     around = session_neighbours(ids)
-    wanted = {n for pair in around.values() for n in pair if n is not None}
     known = {row[0]: row[1] for row in rows}
-    missing = wanted - set(known)
-    if missing:
-        known.update(
-            rows_by_ids(
-                f"SELECT id, content FROM {connection.ops.quote_name(Fact._meta.db_table)}",
-                "id",
-                missing,
-            )
-        )
+    wanted = {n for pair in around.values() for n in pair if n is not None}
+    known.update(_contents(wanted - set(known)))
     entries = []
     for fact_id, content, tags, speaker in rows:
         pair = around.get(fact_id, (None, None))
         context = " ".join(known[n][:CONTEXT_CHARS] for n in pair if n is not None)
-        entries.append((fact_id, fts_values(content, _tags(tags), context, speaker)))
+        entries.append((fact_id, fts_values(content, list(tags or []), context, speaker)))
     return entries
-
-
-def _tags(value) -> list[str]:
-    if isinstance(value, str):
-        from json import loads
-
-        value = loads(value or "[]")
-    return list(value or [])
 
 
 def facts_index(ids: Iterable[int], *, new: Iterable[int] = ()) -> None:

@@ -363,3 +363,28 @@ def test_neighbours_never_cross_fleets(owner):
     fleet_a = chat(owner, "s", [("Bot", "Fleet A rotates the signing key on Mondays")], fleet="a")
     fleet_b = chat(owner, "s", [("Bot", "Fleet B deploys on Fridays")], fleet="b")
     assert entry(fleet_a[0])[2] == "" and entry(fleet_b[0])[2] == ""
+
+
+def test_team_facts_are_neighbours_within_one_team_only(owner, team):
+    from django.contrib.auth.models import Group
+
+    from teams.models import Membership, Role
+
+    other = Group.objects.create(name="Research")
+    Membership.objects.create(user=owner, team=other, role=Role.ADMIN)
+    first, second = chat(
+        owner,
+        "standup",
+        [("Alice", "Platform ships the gateway today"), ("Alice", "Platform reviews on Friday")],
+        visibility="team",
+        team=team.pk,
+    )
+    elsewhere = chat(
+        owner,
+        "standup",
+        [("Alice", "Research keeps the lab notes private")],
+        visibility="team",
+        team=other.pk,
+    )[0]
+    assert entry(first)[2] == second.content and entry(second)[2] == first.content
+    assert entry(elsewhere)[2] == ""
