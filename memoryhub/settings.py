@@ -318,6 +318,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
         "task": "facts.backfill_embeddings",
         "schedule": env_float("MEMORYHUB_BACKFILL_EVERY_SECONDS", 600.0, minimum=1.0),
     },
+    "wiki-embed-waiting": {
+        "task": "wiki.embed_waiting",
+        "schedule": env_float("MEMORYHUB_BACKFILL_EVERY_SECONDS", 600.0, minimum=1.0),
+    },
     # Pages scanned by an older scanner get the current one's verdict.
     "wiki-rescan": {
         "task": "wiki.rescan",

@@ -68,8 +68,9 @@ def search_pages(
 ) -> dict[str, Any]:
     """Pages for a search in title, content or tags, best first (higher `score`), with
     snippets whose matches are marked ``[[``/``]]``. `mode=hybrid` (the default) reads a
-    sentence: "who owns billing" finds what "owns billing" finds; `mode=exact`: pages
-    holding every word. Any text is a valid query."""
+    sentence: "who owns billing" finds what "owns billing" finds, and a page with a
+    paragraph close in meaning (without a snippet); `mode=exact`: pages holding every
+    word. Any text is a valid query."""
     actor = Actor.from_request(request)
     hits = selectors.wiki_page_search(
         user=request.user,

@@ -66,6 +66,8 @@ class Page(ScopedModel):
         related_name="+",
     )
     approved_at = models.DateTimeField(null=True, blank=True)
+    # The model that embedded the page's passages; "" while they wait for vectors.
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
 
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -129,6 +131,24 @@ class Page(ScopedModel):
     def can_be_approved_by(self, user: Any) -> bool:
         """The owner, an admin of the page's team, or staff (for pages they can see)."""
         return self.is_editable_by(user) or (bool(user.is_staff) and self.is_visible_to(user))
+
+
+class PagePassage(models.Model):
+    """One passage of a page's current text, the unit a search by meaning finds. Its text
+    is not stored (it is the page's, cut by ``wiki.search.page_passages``): only its
+    vector, under this row's id."""
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="passages")
+    number = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["page", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["page", "number"], name="wiki_passage_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.page_id}#{self.number}"
 
 
 class PageRevision(models.Model):

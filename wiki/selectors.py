@@ -13,17 +13,22 @@ from typing import Any
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
 from memoryhub.cleaning import MAX_TAG_LENGTH
+from memoryhub.embeddings.configured import query_vector
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import shortened
 from memoryhub.search import search_box, search_mode_clean, search_query_clean
+from memoryhub.search.hybrid import MAX_NEAR, SearchMode
+from memoryhub.search.vectors import VectorHit
 from teams.models import Membership, Role, Visibility
 from teams.services import Actor
-from wiki.models import MAX_TITLE_CHARS, Page, PageRevision
-from wiki.search import PAGE_FTS, SNIPPET_BEST_COLUMN
+from wiki.models import MAX_TITLE_CHARS, Page, PagePassage, PageRevision
+from wiki.search import PAGE_FTS, PASSAGE_VECTORS, SNIPPET_BEST_COLUMN
 from wiki.services import page_slug
 
 FILTERS = ("tag", "kind", "project", "visibility", "flagged")
 MAX_QUERY_CHARS = 1000
+# Passages taken by meaning per page wanted: a long page's passages crowd the nearest.
+PASSAGES_PER_PAGE = 4
 
 
 def wiki_page_list_visible(*, user: Any, filters: dict[str, Any] | None = None) -> QuerySet[Page]:
@@ -113,9 +118,9 @@ def wiki_page_search(
     mode: str | None = None,
 ) -> list[SearchHit]:
     """Visible pages for a search, best first, each with a snippet whose matches are
-    marked ``[[``/``]]``. Hybrid (the default) reads a sentence as recall does: pages
-    holding every word first, then pages holding any word but stopwords (pages have no
-    vectors, so it is the keyword half of the fact store's hybrid search); exact: pages
+    marked ``[[``/``]]`` ("" for a page found by meaning alone). Hybrid (the default)
+    reads a sentence as recall does: pages holding every word, any word but stopwords,
+    or a passage close in meaning (keyword only with embeddings off); exact: pages
     holding every word (the last as a prefix). Any text is accepted: FTS operators and
     quotes are searched as plain words."""
     chosen = search_mode_clean(mode)
@@ -123,12 +128,14 @@ def wiki_page_search(
     if not 1 <= limit <= 200:
         raise InvalidInput("limit must be between 1 and 200.")
     scope = wiki_page_list_visible(user=user, filters=filters).order_by()
+    vector = query_vector(query) if chosen == SearchMode.HYBRID else None
     result = search_box(
         fts=PAGE_FTS,
         query=query,
         within=scope,
         limit=limit,
         mode=chosen,
+        near=_pages_near(vector, scope=scope, limit=limit) if vector is not None else None,
         snippet_column=SNIPPET_BEST_COLUMN,
     )
     found = scope.in_bulk([h.id for h in result.hits])
@@ -137,6 +144,20 @@ def wiki_page_search(
         for h in result.hits
         if h.id in found
     ]
+
+
+def _pages_near(vector: Any, *, scope: QuerySet[Page], limit: int) -> list[VectorHit]:
+    """The pages of ``scope`` with a passage closest to ``vector``, each page by its
+    closest passage, best first."""
+    passages = PagePassage.objects.filter(page__in=scope)
+    hits = PASSAGE_VECTORS.knn(vector, k=min(limit, MAX_NEAR) * PASSAGES_PER_PAGE, within=passages)
+    page_of = dict(passages.filter(pk__in=[h.id for h in hits]).values_list("pk", "page_id"))
+    best: dict[int, VectorHit] = {}
+    for hit in hits:  # best first: a page's first passage is its closest
+        page_id = page_of.get(hit.id)
+        if page_id is not None and page_id not in best:
+            best[page_id] = VectorHit(id=page_id, similarity=hit.similarity)
+    return list(best.values())[:limit]
 
 
 def wiki_page_stats(*, user: Any) -> dict[str, Any]:

@@ -18,13 +18,24 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from memoryhub.cleaning import clean_name, clean_tags
+from memoryhub.embeddings.configured import embedder_get, embedder_model_id, embeddings_enabled
+from memoryhub.embeddings.pipeline import embed_chunks
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.locking import row_for_update
+from memoryhub.tasks import enqueue_on_commit
 from teams.models import Visibility
 from teams.services import Actor, audit_log, resolve_team, scope_for_new_row
 from wiki import scanner
-from wiki.models import KIND_PATTERN, MAX_CONTENT_CHARS, MAX_TITLE_CHARS, Kind, Page, PageRevision
-from wiki.search import PAGE_FTS, fts_values
+from wiki.models import (
+    KIND_PATTERN,
+    MAX_CONTENT_CHARS,
+    MAX_TITLE_CHARS,
+    Kind,
+    Page,
+    PagePassage,
+    PageRevision,
+)
+from wiki.search import PAGE_FTS, PASSAGE_VECTORS, fts_values, page_passages
 
 MAX_PROJECT_CHARS = 200
 _KIND_RE = re.compile(KIND_PATTERN)
@@ -98,7 +109,19 @@ def _scan(page: Page) -> None:
 
 
 def _index(page: Page) -> None:
+    """Re-index a saved page: its words now; its passages' vectors, which held what it
+    said before, go at once and are made anew after commit."""
     PAGE_FTS.upsert([(page.pk, fts_values(page.title, page.content, list(page.tags)))])
+    _passages_drop([page.pk])
+    Page.objects.filter(pk=page.pk).update(embedding_model="")
+    page.embedding_model = ""
+    _queue_embedding([page.pk])
+
+
+def _unindex(page_ids: list[int]) -> None:
+    """Take pages about to be deleted out of both indexes."""
+    PAGE_FTS.delete(page_ids)
+    _passages_drop(page_ids)
 
 
 def _keep_revision(*, actor: Actor, page: Page) -> PageRevision:
@@ -348,7 +371,7 @@ def wiki_page_reject(*, actor: Actor, page: Page) -> Rejection:
             details={"title": title, "slug": page.slug, "rules": rules, "deleted": True},
         )
         page_id = page.pk
-        PAGE_FTS.delete([page_id])
+        _unindex([page_id])
         page.delete()
         return Rejection(page_id=page_id, title=title)
     _set_text(actor=actor, page=page, revision=clean)
@@ -385,7 +408,7 @@ def wiki_page_delete(*, actor: Actor, page: Page) -> None:
             "revisions": page.revisions.count(),
         },
     )
-    PAGE_FTS.delete([page_id])
+    _unindex([page_id])
     page.delete()
 
 
@@ -444,6 +467,101 @@ def wiki_pages_rescan(*, limit: int = 500) -> int:
             **({} if keep_approval else {"approved_by": None, "approved_at": None}),
         )
     return refreshed
+
+
+# --- Vectors of passages ---------------------------------------------------------------------
+
+# Pages embedded per statement, and pages one task takes along besides its own.
+EMBED_PAGES = 16
+EMBED_SWEEP = 256
+
+
+def _queue_embedding(page_ids: list[int]) -> None:
+    """Embed these pages' passages once the transaction commits. With embeddings off
+    nothing is queued: switching them on lets the backfill embed every page."""
+    from wiki.tasks import wiki_pages_embed
+
+    if page_ids and embeddings_enabled():
+        enqueue_on_commit(wiki_pages_embed, page_ids)
+
+
+def _passages_drop(page_ids: list[int]) -> None:
+    ids = list(PagePassage.objects.filter(page_id__in=page_ids).values_list("pk", flat=True))
+    if ids:
+        PASSAGE_VECTORS.delete(ids)
+        PagePassage.objects.filter(pk__in=ids).delete()
+
+
+def wiki_pages_embed(*, page_ids: Sequence[int]) -> int:
+    """Cut these pages into passages and store a vector of each; returns how many pages
+    were embedded. Pages already embedded by the configured model, and pages that
+    changed or vanished while they were embedded, are skipped (the change queued its
+    own embedding). Embedder errors propagate (the task retries; the pages keep being
+    found by their words)."""
+    if not embeddings_enabled():
+        return 0
+    embedder = embedder_get()
+    ids = list(page_ids)
+
+    def chunks():
+        for start in range(0, len(ids), EMBED_PAGES):
+            rows = list(
+                Page.objects.filter(pk__in=ids[start : start + EMBED_PAGES])
+                .exclude(embedding_model=embedder.model_id)
+                .values_list("pk", "content_hash", "title", "content")
+            )
+            if rows:
+                pages = [(pk, dg, page_passages(title, text)) for pk, dg, title, text in rows]
+                yield pages, [passage for _, _, passages in pages for passage in passages]
+
+    return sum(
+        _passages_store(pages, vectors, embedder.model_id, embedder.dim)
+        for (pages, _), vectors in embed_chunks(embedder, chunks(), lambda chunk: chunk[1])
+    )
+
+
+def _passages_store(
+    pages: list[tuple[int, str, list[str]]], vectors: Any, model: str, dim: int
+) -> int:
+    """Store the passages of ``pages`` (id, fingerprint embedded, passages) with their
+    ``vectors`` in order, for the pages still as they were; how many were stored."""
+    PASSAGE_VECTORS.ensure_dim(dim)
+    stored = 0
+    with transaction.atomic():
+        current = dict(
+            Page.objects.select_for_update()
+            .filter(pk__in=[pk for pk, _, _ in pages])
+            .values_list("pk", "content_hash")
+        )
+        at = 0
+        for pk, digest, passages in pages:
+            own = vectors[at : at + len(passages)]
+            at += len(passages)
+            if current.get(pk) != digest:
+                continue
+            _passages_drop([pk])
+            rows = PagePassage.objects.bulk_create(
+                PagePassage(page_id=pk, number=n) for n in range(len(passages))
+            )
+            PASSAGE_VECTORS.upsert(
+                [(row.pk, vector) for row, vector in zip(rows, own, strict=True)], model=model
+            )
+            stored += Page.objects.filter(pk=pk).update(embedding_model=model)
+    return stored
+
+
+def wiki_pages_embed_waiting(*, limit: int = EMBED_SWEEP) -> int:
+    """Embed up to ``limit`` pages without vectors from the configured model, oldest
+    first: those whose task was never queued (the broker was down), and every page
+    after the model changed."""
+    if not embeddings_enabled():
+        return 0
+    waiting = list(
+        Page.objects.exclude(embedding_model=embedder_model_id())
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+    return wiki_pages_embed(page_ids=waiting) if waiting else 0
 
 
 # --- Forgetting -------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from memoryhub.embeddings import EmbeddingError
 from wiki import services
 
 
@@ -9,3 +10,24 @@ from wiki import services
 def wiki_pages_rescan() -> int:
     """Give every page scanned by an older scanner the current scanner's verdict."""
     return services.wiki_pages_rescan()
+
+
+@shared_task(
+    name="wiki.embed",
+    acks_late=True,
+    autoretry_for=(EmbeddingError,),
+    retry_backoff=5,
+    retry_backoff_max=300,
+    max_retries=5,
+)
+def wiki_pages_embed(page_ids: list[int]) -> int:
+    """Embed these pages' passages, and those of pages waiting behind them; retried with
+    backoff while the embedder fails."""
+    return services.wiki_pages_embed(page_ids=page_ids) + services.wiki_pages_embed_waiting()
+
+
+@shared_task(name="wiki.embed_waiting", acks_late=True)
+def wiki_pages_embed_waiting() -> int:
+    """Embed the pages still waiting for vectors (their task was lost, or the model
+    changed)."""
+    return services.wiki_pages_embed_waiting()

@@ -44,7 +44,11 @@ def wiki_search(actor: Actor, args: WikiSearchArguments) -> ToolAnswer:
         items.append(item)
     lines = [
         f"{item['slug']}: {item['title']}"
-        + (" (flagged, withheld)" if item["withheld"] else f" — {item['snippet']}")
+        + (
+            " (flagged, withheld)"
+            if item["withheld"]
+            else (f" — {item['snippet']}" if item["snippet"] else " (found by meaning)")
+        )
         for item in items
     ]
     data = {"query": args.query, "items": items, "count": len(items)}

@@ -9,7 +9,14 @@ from facts.services import memory_config_update
 from memoryhub.errors import InvalidInput
 from memoryhub.search import search_query_clean
 from teams.services import Actor
-from wiki.services import wiki_page_upsert
+from wiki.models import Page, PagePassage
+from wiki.search import PASSAGE_VECTORS
+from wiki.services import (
+    wiki_page_delete,
+    wiki_page_upsert,
+    wiki_pages_embed_waiting,
+    wiki_quotes_forget,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -105,10 +112,97 @@ def test_keyword_hits_are_highlighted_and_hits_by_meaning_still_show(owner_clien
 
 
 @pytest.fixture
-def runbook(owner):
+def runbook(owner, django_capture_on_commit_callbacks):
     actor = Actor(user=owner)
-    wiki_page_upsert(actor=actor, title="Billing", content="Alice owns billing and invoices.")
-    wiki_page_upsert(actor=actor, title="Deploys", content="Deploys happen on Tuesday.")
+    with django_capture_on_commit_callbacks(execute=True):
+        wiki_page_upsert(actor=actor, title="Billing", content="Alice owns billing and invoices.")
+        wiki_page_upsert(actor=actor, title="Deploys", content="Deploys happen on Tuesday.")
+
+
+# A long page whose one passage about who owns billing shares no word with the question.
+HANDBOOK = "\n\n".join(
+    [
+        f"Step {n}: the on-call engineer checks dashboard panel {n} and restarts worker {n}." * 6
+        for n in range(12)
+    ]
+    + ["Alice owns billing; ask her before changing a price."]
+    + [f"Appendix {n}: the release train leaves from branch main at {n} pm." * 6 for n in range(8)]
+)
+QUESTION = "who is responsible for invoices"
+
+
+@pytest.fixture
+def handbook(owner, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        result = wiki_page_upsert(actor=Actor(user=owner), title="Handbook", content=HANDBOOK)
+    return Page.objects.get(pk=result.page.pk)
+
+
+def page_vectors_are_its_passages(page: Page) -> bool:
+    passages = set(PagePassage.objects.filter(page=page).values_list("pk", flat=True))
+    return bool(passages) and set(PASSAGE_VECTORS.models()) == passages
+
+
+def test_the_wiki_search_finds_a_page_by_the_meaning_of_one_of_its_passages(
+    agent_client, owner, handbook
+):
+    assert PagePassage.objects.filter(page=handbook).count() > 5
+    assert page_vectors_are_its_passages(handbook)
+    alice = agent_client(owner)
+    found = alice.get("/api/wiki/search", {"q": QUESTION}).json()["items"]
+    assert [(item["title"], item["snippet"]) for item in found] == [("Handbook", "")]
+    assert wiki_titles(alice, QUESTION, mode="exact") == []
+
+
+def test_the_wiki_search_by_meaning_keeps_to_what_the_reader_may_read(
+    agent_client, teammate, outsider, handbook
+):
+    assert wiki_titles(agent_client(teammate), QUESTION) == []
+    assert wiki_titles(agent_client(outsider), QUESTION) == []
+
+
+def test_with_embeddings_off_the_wiki_search_is_by_words(agent_client, owner, staff, handbook):
+    memory_config_update(actor=Actor(user=staff), changes={"embeddings_enabled": False})
+    alice = agent_client(owner)
+    assert wiki_titles(alice, QUESTION) == []
+    assert wiki_titles(alice, "who owns billing") == ["Handbook"]
+
+
+def test_an_edit_replaces_the_passages_so_old_meaning_no_longer_finds_the_page(
+    agent_client, owner, handbook, django_capture_on_commit_callbacks
+):
+    before = set(PASSAGE_VECTORS.models())
+    without = HANDBOOK.replace("Alice owns billing; ask her before changing a price.", "")
+    with django_capture_on_commit_callbacks(execute=True):
+        wiki_page_upsert(actor=Actor(user=owner), title="Handbook", content=without)
+    assert page_vectors_are_its_passages(handbook)
+    assert not before & set(PASSAGE_VECTORS.models())
+    assert wiki_titles(agent_client(owner), QUESTION) == []
+
+
+def test_a_forgotten_quote_takes_the_page_s_passages_with_it(owner, handbook):
+    wiki_quotes_forget(
+        actor=Actor(user=owner), texts=["Alice owns billing; ask her before changing a price."]
+    )
+    # The passages that held it are gone at once, before the page is embedded anew.
+    assert not PagePassage.objects.filter(page=handbook).exists()
+    assert PASSAGE_VECTORS.count() == 0
+
+
+def test_deleting_a_page_deletes_its_passages_vectors(owner, handbook):
+    wiki_page_delete(actor=Actor(user=owner), page=handbook)
+    assert (PagePassage.objects.count(), PASSAGE_VECTORS.count()) == (0, 0)
+
+
+def test_pages_whose_embedding_was_never_queued_are_embedded_by_the_sweep(agent_client, owner):
+    # Without the on-commit callbacks the page's task is never sent, as with the broker down.
+    page = wiki_page_upsert(actor=Actor(user=owner), title="Handbook", content=HANDBOOK).page
+    alice = agent_client(owner)
+    assert wiki_titles(alice, QUESTION) == []
+    assert wiki_pages_embed_waiting() == 1
+    assert page_vectors_are_its_passages(page)
+    assert wiki_titles(alice, QUESTION) == ["Handbook"]
+    assert wiki_pages_embed_waiting() == 0
 
 
 def wiki_titles(client, q, **params) -> list[str]:

@@ -3,11 +3,13 @@
 Hybrid fuses, by Reciprocal Rank Fusion as recall does, the rows holding every word
 (the last as a prefix, for search-as-you-type), the rows holding any word that is not a
 stopword (so "who owns billing" finds what "owns billing" finds), and the rows closest
-in meaning when the caller brings the query's vector. Without a vector (embeddings off,
-or an index with none) it is the keyword half alone. Exact mode is the rows holding
+in meaning when the caller brings the query's vector (or the rows it found nearest
+itself, as the wiki does by passages). Without either (embeddings off) it is the
+keyword half alone. Exact mode is the rows holding
 every word, best bm25 first.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -18,7 +20,7 @@ from memoryhub.errors import InvalidInput
 from memoryhub.search.fts import FtsIndex, compile_within
 from memoryhub.search.fusion import rrf
 from memoryhub.search.text import match_all
-from memoryhub.search.vectors import VectorIndex
+from memoryhub.search.vectors import VectorHit, VectorIndex
 from memoryhub.unicode import LONE_SURROGATE
 
 # Rows less similar than this are not shown for a search box: unlike recall, which
@@ -82,11 +84,13 @@ def search_box(
     mode: SearchMode = SearchMode.HYBRID,
     vectors: VectorIndex | None = None,
     vector: np.ndarray | None = None,
+    near: Sequence[VectorHit] | None = None,
     snippet_column: int | None = None,
     min_similarity: float = MIN_SIMILARITY,
 ) -> SearchResult:
     """The best ``limit`` rows of ``within`` for ``query``, best first. ``fts`` (and
-    ``vectors`` with the query's ``vector``) index the rows; the caller checks the query
+    ``vectors`` with the query's ``vector``) index the rows, or ``near`` holds the rows
+    of ``within`` nearest to the query, best first; the caller checks the query
     and builds ``within`` from its access rule. With ``snippet_column`` each keyword hit
     carries a snippet whose matches are marked ``[[``/``]]``."""
     compiled = compile_within(within)
@@ -99,13 +103,10 @@ def search_box(
             mode=SearchMode.EXACT.value,
         )
     words = fts.search_words(query, limit=limit, within=compiled, snippet_column=snippet_column)
-    near = []
-    if vectors is not None and vector is not None:
-        near = [
-            h
-            for h in vectors.knn(vector, k=min(limit, MAX_NEAR), within=within, compiled=compiled)
-            if h.similarity >= min_similarity
-        ]
+    by_meaning = near is not None or (vectors is not None and vector is not None)
+    if near is None and vectors is not None and vector is not None:
+        near = vectors.knn(vector, k=min(limit, MAX_NEAR), within=within, compiled=compiled)
+    near = [h for h in near or () if h.similarity >= min_similarity]
     fused = rrf([[h.id for h in exact], [h.id for h in words], [h.id for h in near]], k=RRF_K)
     snippets = {h.id: h.snippet for h in words} | {h.id: h.snippet for h in exact}
     similarity = {h.id: h.similarity for h in near}
@@ -120,5 +121,5 @@ def search_box(
             )
             for row_id, score in ranked
         ],
-        mode="hybrid" if vector is not None and vectors is not None else "keyword",
+        mode="hybrid" if by_meaning else "keyword",
     )
