@@ -3,15 +3,23 @@
 Every change is an UPDATE of the fields it touches (``filter(pk=...).update``), so a
 worker reporting progress never writes back a row someone deleted, nor overwrites a
 state another process set (a job finished stays finished).
+
+Work that writes everything in one transaction (an import) cannot show its progress
+through the row until it commits, so progress also goes to the shared cache, which
+readers of a running job consult.
 """
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
+from django.core.cache import cache
 from django.utils import timezone
 
 from memoryhub.errors import ApplicationError, NotFound
 from memoryhub.models import Job, JobState
+
+logger = logging.getLogger(__name__)
 
 
 def job_create(*, owner: Any, kind: str, arguments: dict[str, Any] | None = None) -> Job:
@@ -30,10 +38,39 @@ def job_start(*, job_id: int) -> bool:
     )
 
 
+# How long a progress report outside the row is kept: longer than any pause between two.
+PROGRESS_SECONDS = 3600
+
+
+def _progress_key(job_id: int) -> str:
+    return f"job-progress:{job_id}"
+
+
+def _cached(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """A cache call that never fails the job or its reader: with the cache unreachable,
+    the row's progress (committed with the work) is what shows."""
+    try:
+        return call(*args, **kwargs)
+    except Exception:  # Redis down or a cache folder unwritable: an edge we do not own
+        logger.warning("The cache is unreachable; job progress shows once the work commits")
+        return None
+
+
 def job_progress(*, job_id: int, done: int, total: int) -> None:
-    """Report ``done`` of ``total`` steps (a running job only)."""
+    """Report ``done`` of ``total`` steps (a running job only), seen at once even when
+    the work reports from inside its own transaction."""
     share = min(1.0, done / total) if total else 0.0
+    _cached(cache.set, _progress_key(job_id), share, timeout=PROGRESS_SECONDS)
     Job.objects.filter(pk=job_id, state=JobState.RUNNING).update(progress=share)
+
+
+def _progress_reported(job: Job) -> None:
+    """Give a running job the latest progress its work reported, committed or not."""
+    if job.state != JobState.RUNNING:
+        return
+    reported = _cached(cache.get, _progress_key(job.pk))
+    if isinstance(reported, float):
+        job.progress = max(job.progress, reported)
 
 
 def job_finish(*, job_id: int, result: dict[str, Any]) -> None:
@@ -56,6 +93,7 @@ def _job_end(job_id: int, **fields: Any) -> None:
         return
     kept = {k: v for k, v in arguments.items() if k not in _HELD}
     unfinished.update(arguments=kept, finished_at=timezone.now(), **fields)
+    _cached(cache.delete, _progress_key(job_id))
 
 
 def job_run(*, job_id: int, work: Callable[[Job], dict[str, Any]]) -> dict[str, Any] | None:
@@ -85,4 +123,5 @@ def job_get_visible(*, user: Any, job_id: int) -> Job:
     job = Job.objects.filter(pk=job_id).first()
     if job is None or not (user.is_authenticated and (job.owner_id == user.pk or user.is_staff)):
         raise NotFound(f"No job {job_id}.")
+    _progress_reported(job)
     return job

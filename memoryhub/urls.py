@@ -16,6 +16,7 @@ urlpatterns = [
     path("", include("teams.urls")),
     path("memory/forget/", views.forget_view, name="forget"),
     path("memory/reviews/", views.reviews_view, name="reviews"),
+    path("memory/import/", views.memory_import_view, name="memory-import"),
     path("jobs/<int:job_id>/", views.job_view, name="job"),
     path("memory/", include("facts.urls")),
     path("codegraph/", include("codegraph.urls")),

@@ -18,6 +18,12 @@ from facts.services import (
 from memoryhub.errors import ApplicationError, InvalidInput
 from memoryhub.forget import memory_forget, memory_forget_preview
 from memoryhub.htmx import htmx_render
+from memoryhub.imports import (
+    document_parse,
+    document_too_large,
+    import_max_bytes,
+    memories_import_request,
+)
 from memoryhub.jobs import job_get_visible
 from memoryhub.refs import id_of
 from teams.selectors import agent_token_list, memberships_of
@@ -120,6 +126,29 @@ def forget_view(request: HttpRequest) -> HttpResponse:
     except ApplicationError as exc:
         context["error"], status = exc.message, exc.status_code
     return htmx_render(request, "forget.html", context, partial="forget-result", status=status)
+
+
+@login_required
+def memory_import_view(request: HttpRequest) -> HttpResponse:
+    """Import: GET shows the upload form; POST checks the uploaded document whole and
+    imports it now when it is small, else starts a job whose progress the answer
+    polls."""
+    context: dict = {"max_bytes": import_max_bytes(), "result": None, "job": None, "error": ""}
+    status = 200
+    if request.method == "POST":
+        try:
+            upload = request.FILES.get("file")
+            if upload is None:
+                raise InvalidInput("Choose a JSON file to import.")
+            if upload.size > import_max_bytes():
+                raise document_too_large(upload.size)
+            outcome = memories_import_request(
+                actor=Actor.from_request(request), document=document_parse(upload.read())
+            )
+            context["result" if isinstance(outcome, dict) else "job"] = outcome
+        except ApplicationError as exc:
+            context["error"], status = exc.message, exc.status_code
+    return htmx_render(request, "import.html", context, partial="import-result", status=status)
 
 
 # --- Reviews and distillation --------------------------------------------------------------

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from memoryhub.errors import ApplicationError
 from memoryhub.htmx import htmx_partial, htmx_render
+from memoryhub.imports import import_max_bytes
 from teams import selectors, services
 from teams.forms import (
     AgentTokenForm,
@@ -371,4 +372,9 @@ def settings_view(request: HttpRequest) -> HttpResponse:
                 return redirect("settings")
         else:
             status = 400
-    return render(request, "teams/settings.html", {"form": form}, status=status)
+    return render(
+        request,
+        "teams/settings.html",
+        {"form": form, "max_bytes": import_max_bytes()},
+        status=status,
+    )

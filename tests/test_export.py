@@ -5,10 +5,13 @@ nothing the second time and refuse bad input whole."""
 
 import io
 import json
+import threading
 
 import jsonschema_rs
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from facts.models import Fact
 from memoryhub.models import Job
@@ -372,6 +375,45 @@ def test_a_large_document_is_imported_by_a_job(teammate, teammate_client, settin
     assert Fact.objects.filter(owner=teammate).count() == 5
 
 
+def test_a_running_import_shows_its_progress_before_its_one_transaction_commits(
+    teammate, teammate_client, settings, monkeypatch
+):
+    from facts import tasks
+
+    settings.MEMORYHUB_IMPORT_INLINE_FACTS = 2
+    monkeypatch.setattr("facts.services.IMPORT_PIECE", 2)
+    reported, release = threading.Event(), threading.Event()
+    report = tasks.job_progress
+
+    def report_then_wait(**progress) -> None:
+        report(**progress)
+        if not reported.is_set():
+            reported.set()
+            release.wait(60)
+
+    monkeypatch.setattr(tasks, "job_progress", report_then_wait)
+    dump = [{"id": f"m{n}", "memory": f"Visited museum number {n} in Vienna"} for n in range(5)]
+    watcher = Client()  # logged in before the import takes the database's write lock
+    watcher.force_login(teammate)
+    # The job runs (eagerly) inside this request, on its own thread and connection.
+    importing = threading.Thread(target=post, args=(teammate_client, "/api/memories/import", dump))
+    importing.start()
+    try:
+        assert reported.wait(60)
+        job_id = Job.objects.get(kind="import").pk
+        job = watcher.get(f"/api/jobs/{job_id}").json()
+        assert (job["state"], job["progress"]) == ("running", 0.4)
+        card = watcher.get(f"/jobs/{job_id}/").content.decode()
+        assert 'value="40"' in card and "every 1s" in card
+        # Nothing of it is visible yet: it is written all at once or not at all.
+        assert not Fact.objects.filter(owner=teammate).exists()
+    finally:
+        release.set()
+        importing.join(60)
+    job = teammate_client.get(f"/api/jobs/{job_id}").json()
+    assert (job["state"], job["progress"], job["result"]["created"]) == ("done", 1.0, 5)
+
+
 # --- Bad input ---------------------------------------------------------------------------
 
 
@@ -485,6 +527,64 @@ def test_the_memory_and_settings_pages_offer_the_export(owner_client, staff_clie
     assert 'id="export-person"' in staff_client.get("/settings/").content.decode()
 
 
+def upload(client, content: bytes, name: str = "memories.json"):
+    return client.post(
+        "/memory/import/",
+        {"file": SimpleUploadedFile(name, content, content_type="application/json")},
+        headers={"HX-Request": "true"},
+    )
+
+
+def test_the_settings_page_imports_an_uploaded_file(teammate, teammate_client):
+    assert 'id="import-form"' in teammate_client.get("/settings/").content.decode()
+    dump = json.dumps([{"id": f"c{n}", "memory": f"Owns {n} bicycles"} for n in range(3)])
+    answer = upload(teammate_client, dump.encode())
+    assert answer.status_code == 200
+    assert "3 facts written, 0 already here, 0 merged into yours" in answer.content.decode()
+    again = upload(teammate_client, dump.encode()).content.decode()
+    assert "0 facts written, 3 already here" in again
+    assert Fact.objects.filter(owner=teammate).count() == 3
+
+
+def test_a_large_upload_is_imported_by_a_job_whose_card_the_page_polls(
+    teammate, teammate_client, settings
+):
+    settings.MEMORYHUB_IMPORT_INLINE_FACTS = 2
+    dump = [{"id": f"m{n}", "memory": f"Visited museum number {n} in Vienna"} for n in range(5)]
+    html = upload(teammate_client, json.dumps(dump).encode()).content.decode()
+    job = Job.objects.get(kind="import")
+    assert f'id="job-{job.pk}"' in html
+    card = teammate_client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "5 facts written" in card and "every 1s" not in card
+
+
+@pytest.mark.parametrize(
+    ("content", "status", "says"),
+    [
+        (b"{not json", 400, "not JSON"),
+        (b'{"format": "memoryhub.personalization", "format_version": 2, "facts": []}', 400,
+         "version 2"),
+        (b'[{"id": "1", "memory": "\\ud800"}]', 400, "lone surrogate"),
+        (b"[" + b'{"id": "1", "memory": "x"},' * 40 + b'{"id": "2", "memory": "y"}]', 413,
+         "MEMORYHUB_IMPORT_MAX_BYTES"),
+    ],
+)  # fmt: skip
+def test_a_bad_upload_is_refused_on_the_page_and_nothing_is_written(
+    teammate_client, settings, nothing_written, content, status, says
+):
+    settings.MEMORYHUB_IMPORT_MAX_BYTES = 1000
+    answer = upload(teammate_client, content)
+    assert answer.status_code == status
+    assert says in answer.content.decode()
+
+
+def test_an_upload_without_a_file_or_a_login_is_refused(client, teammate_client, nothing_written):
+    answer = teammate_client.post("/memory/import/", {}, headers={"HX-Request": "true"})
+    assert answer.status_code == 400 and "Choose a JSON file" in answer.content.decode()
+    anonymous = upload(client, b'[{"id": "1", "memory": "Anything"}]')
+    assert anonymous.status_code == 302 and "/login/" in anonymous["Location"]
+
+
 @pytest.mark.browser
 def test_a_person_downloads_their_export_from_the_memory_page(
     page, live_server, login, owner, world, tmp_path
@@ -500,6 +600,22 @@ def test_a_person_downloads_their_export_from_the_memory_page(
     document = json.loads(saved.read_text())
     assert document["user"]["username"] == "alice"
     assert "Alice drinks green tea every morning" in facts_by_content(document)
+
+
+@pytest.mark.browser
+def test_a_person_imports_a_file_from_the_settings_page(
+    page, live_server, login, teammate, tmp_path
+):
+    dump = tmp_path / "mem0.json"
+    dump.write_text(json.dumps([{"id": f"c{n}", "memory": f"Owns {n} kayaks"} for n in range(3)]))
+    login(teammate)
+    page.goto(f"{live_server.url}/settings/")
+    page.set_input_files("#import-file", str(dump))
+    page.click("#import-form button[type=submit]")
+    page.wait_for_selector("#import-result [role=status]")
+    assert "3 facts written" in page.inner_text("#import-result")
+    assert page.url.endswith("/settings/")  # the answer came in place
+    assert Fact.objects.filter(owner=teammate, content__startswith="Owns").count() == 3
 
 
 def test_odd_values_in_an_export_are_refused_or_bounded_never_a_server_error(
