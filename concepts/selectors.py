@@ -154,18 +154,20 @@ def _edges(triples: QuerySet[Triple], *, limit: int, offset: int = 0) -> list[di
     )
     if not grouped:
         return []
-    wanted = Q()
-    for edge in grouped:
-        wanted |= Q(
-            subject_id=edge["subject_id"], relation=edge["relation"], object_id=edge["object_id"]
-        )
+    # The heaviest edges' sources: one query bounded by their ends, the pairs that are
+    # not among them dropped here (an OR of every edge costs more to build than to run).
+    keys = {(e["subject_id"], e["relation"], e["object_id"]) for e in grouped}
     sources: dict[tuple[int, str, int], list[int]] = defaultdict(list)
     for s, r, o, fact_id in (
-        triples.filter(wanted)
+        triples.filter(
+            subject_id__in={s for s, _, _ in keys},
+            object_id__in={o for _, _, o in keys},
+            relation__in={r for _, r, _ in keys},
+        )
         .order_by("fact_id")
         .values_list("subject_id", "relation", "object_id", "fact_id")
     ):
-        if len(sources[(s, r, o)]) < SOURCES_PER_EDGE:
+        if (s, r, o) in keys and len(sources[(s, r, o)]) < SOURCES_PER_EDGE:
             sources[(s, r, o)].append(fact_id)
     return [
         {
