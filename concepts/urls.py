@@ -5,6 +5,7 @@ from concepts import views
 urlpatterns = [
     path("", views.graph_view, name="graph"),
     path("data/", views.graph_data_view, name="graph-data"),
+    path("stats/", views.graph_stats_view, name="graph-stats"),
     path("entities/<int:entity_id>/", views.graph_entity_view, name="graph-entity"),
     path("build/", views.graph_build_view, name="graph-build"),
     path("aliases/", views.alias_create_view, name="graph-alias-create"),

@@ -63,6 +63,15 @@ def graph_data_view(request: HttpRequest) -> JsonResponse:
 
 @login_required
 @require_GET
+def graph_stats_view(request: HttpRequest) -> HttpResponse:
+    """The graph's card on the Memory manager: entities by type and relations the user
+    sees (loaded after the page, so a large graph never holds the page up)."""
+    stats = selectors.concept_stats(user=request.user)
+    return render(request, "concepts/_stats.html", {"stats": stats, "loaded": True})
+
+
+@login_required
+@require_GET
 def graph_entity_view(request: HttpRequest, entity_id: int) -> HttpResponse:
     """The side panel of one entity: its relations and the facts that mention it."""
     try:

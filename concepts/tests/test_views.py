@@ -28,6 +28,33 @@ def test_the_page_is_linked_from_the_navigation_and_counts_the_visible_graph(wor
     assert 'src="/static/js/graph.js"' in page
 
 
+def test_the_memory_manager_shows_the_graph_card_with_the_visible_counts(
+    world, owner_client, teammate_client, outsider_client
+):
+    manager = owner_client.get("/memory/").content.decode()
+    assert 'id="graph-stats"' in manager and 'hx-get="/graph/stats/"' in manager
+    card = owner_client.get("/graph/stats/").content.decode()
+    assert "<strong>4</strong> entities and <strong>3</strong> relations from 3" in card
+    assert 'href="/graph/?type=' in card
+    # The teammate sees the team facts' part of it; the outsider only their own.
+    assert "<strong>3</strong> entities and <strong>2</strong> relations" in (
+        teammate_client.get("/graph/stats/").content.decode()
+    )
+    outsider = outsider_client.get("/graph/stats/").content.decode()
+    assert "<strong>2</strong> entities and <strong>1</strong> relation from 1" in outsider
+    assert "Ledgerd" not in outsider
+
+
+def test_a_link_to_the_page_chooses_the_type_shown(world, owner_client):
+    page = owner_client.get("/graph/", {"type": "tool", "relation": "runs_on"}).content.decode()
+    assert '<option value="tool" selected>' in page
+
+
+def test_the_graph_card_needs_a_login(client):
+    answer = client.get("/graph/stats/")
+    assert answer.status_code == 302 and "/login/" in answer["Location"]
+
+
 def test_the_graph_data_holds_positions_of_visible_nodes_only(
     world, owner_client, teammate_client, outsider_client
 ):

@@ -347,7 +347,8 @@
     state.load = load;
     resize();
     window.requestAnimationFrame(loop);
-    load({});
+    // A link to the page may choose the type or relation shown (?type=person).
+    load(params().query);
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
