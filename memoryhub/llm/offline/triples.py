@@ -108,7 +108,44 @@ _relation(
     "person",
     "person",
 )
-_relation("prefers|prefer|likes|like|loves|love", "prefers", "person", None)
+_relation(
+    # Not "like": "looks like", "feels like" compare, they do not prefer.
+    "prefers|prefer|likes|liked|loves|love|loved|enjoys|enjoy|enjoyed|am into|is into|are into",
+    "prefers",
+    "person",
+    None,
+)
+# What people say they did and do, as in conversations: the places they went, what they
+# took part in, took up, have, and mean to do.
+_relation(
+    "went to|goes to|visited|visits|traveled to|travelled to|been to|flew to|drove to|"
+    "went back to|came back from|got back from",
+    "visited",
+    "person",
+    "place",
+)
+_relation(
+    "attended|attends|attend|signed up for|took part in|takes part in|participated in|"
+    "volunteered at|volunteer at|volunteers at|went camping in",
+    "attends",
+    "person",
+    None,
+)
+_relation(
+    "started|took up|practices|practises|practice|plays|play|played|paints|painted|"
+    "am learning|is learning|learned|learnt|studies|studied|study|am studying|is studying",
+    "does",
+    "person",
+    "concept",
+)
+_relation("adopted|bought|got a|got an|has a|has an|have a|have an", "has", None, None)
+_relation(
+    "want to|wants to|plan to|plans to|am planning to|is planning to|hope to|hopes to|"
+    "am hoping to|is hoping to|am going to|is going to|are going to",
+    "plans",
+    "person",
+    "concept",
+)
 _relation("hates|hate|dislikes|dislike", "dislikes", "person", None)
 _relation("is a|is an|are a|am a|am an|was a|was an", "is_a", None, "concept")
 _relation("is|are|was", "is", None, None)
@@ -124,7 +161,7 @@ _PEOPLE = (
 _IS_MY = re.compile(rf"^\s+is\s+my\s+(?P<who>{_PEOPLE})\b", re.IGNORECASE)
 _FILLER = re.compile(
     r"(?:\s+(?:also|now|still|currently|mostly|actually|really|already|usually|always|"
-    r"mainly|primarily|just|only))*\s*$",
+    r"mainly|primarily|just|only|finally|recently|have|has|had|will|would|did|do|does))*\s*$",
     re.IGNORECASE,
 )
 _NEGATED = re.compile(
@@ -140,9 +177,11 @@ _STOP = frozenset(
     """and or but for with because to in at on of from by as if when while which who that
     than then so since after before into about over under is are was were be been very
     too also it this these those every each daily weekly today yesterday tomorrow now
-    always never sometimes often usually again there here""".split()
+    always never sometimes often usually again there here last ago year years week weeks
+    month months day days night weekend morning evening lot lots bit""".split()
 )
-_PRONOUN_I = re.compile(r"(?:^|\s)I$")
+# "I" is the speaker; so is "we" (the speaker and those they did it with).
+_PRONOUN_I = re.compile(r"(?:^|\s)(?:I|[Ww]e)$")
 _CONTRACTIONS = (
     (re.compile(r"\bI['\u2019]m\b", re.IGNORECASE), "I am"),
     (re.compile(r"\bI['\u2019]ve\b", re.IGNORECASE), "I have"),

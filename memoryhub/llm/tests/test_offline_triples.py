@@ -52,6 +52,45 @@ def test_a_verb_pattern_between_named_things_is_a_triple(
     assert triples_of(text) == [triple]
 
 
+@pytest.mark.parametrize(
+    ("text", "triple"),
+    [
+        ("I went to Lisbon last week.", ("user", "person", "visited", "Lisbon", "place")),
+        ("Caroline has been to Sweden.", ("Caroline", "person", "visited", "Sweden", "place")),
+        ("We travelled to Japan in May.", ("user", "person", "visited", "Japan", "place")),
+        ("I took up pottery.", ("user", "person", "does", "pottery", "concept")),
+        ("Melanie plays the violin.", ("Melanie", "person", "does", "violin", "concept")),
+        ("I attended a Pride parade.", ("user", "person", "attends", "Pride", "other")),
+        (
+            "I adopted a puppy named Oscar.",
+            ("user", "person", "has", "puppy named oscar", "concept"),
+        ),
+        (
+            "I want to become a counselor.",
+            ("user", "person", "plans", "become a counselor", "concept"),
+        ),
+        ("I really enjoy hiking.", ("user", "person", "prefers", "hiking", "concept")),
+    ],
+)
+def test_what_people_say_they_did_in_a_conversation_is_a_triple(
+    text: str, triple: tuple[str, str, str, str, str]
+) -> None:
+    assert triples_of(text) == [triple]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Looks like you had a great day!",
+        "It feels like home.",
+        "I had a lot of fun last year.",
+        "We have been busy.",
+    ],
+)
+def test_comparisons_and_small_talk_in_a_conversation_give_no_triple(text: str) -> None:
+    assert triples_of(text) == []
+
+
 def test_a_second_verb_shares_the_subject_and_types_stay_consistent() -> None:
     assert triples_of("Alice works at Acme Corp and uses PostgreSQL.") == [
         ("Alice", "person", "works_at", "Acme Corp", "organisation"),
