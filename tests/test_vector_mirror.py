@@ -1,5 +1,6 @@
-"""The in-memory sign-bit copy of a vector index: the same neighbours as a scan in
-SQLite, and up to date after every committed write, update, delete and re-creation."""
+"""The in-memory copies of a vector index (sign bits, int8 and float vectors): the same
+neighbours as a scan in SQLite, and up to date after every committed write, update,
+delete and re-creation."""
 
 import numpy as np
 import pytest
@@ -7,7 +8,7 @@ from django.db import connection, transaction
 
 from facts.search import FACT_VECTORS
 from memoryhub.search import vectors
-from memoryhub.search.mirror import IndexCopy, sign_bits
+from memoryhub.search.mirror import INT8_SCALE, IndexCopy, int8_vector, sign_bits
 
 DIM = 384
 
@@ -59,6 +60,19 @@ def test_apply_updates_deletes_inserts_and_compacts():
     assert len(mirror.ids) == 21  # half the rows were dead: the arrays were compacted
 
 
+def test_int8_dot_products_are_close_to_the_exact_cosine_similarities():
+    rng = np.random.default_rng(9)
+    matrix = unit(rng, 300)
+    mirror = IndexCopy(width=DIM, dtype=np.int8)
+    mirror.load([(i, int8_vector(v)) for i, v in enumerate(matrix)], seq=1)
+    query = unit(rng, 1)[0]
+    wanted = [5, 17, 299, 1000, 42]  # 1000 is not held
+    scored = mirror.dot_of(wanted, query)
+    assert [i for i, _ in scored] == [5, 17, 299, 42]
+    exact = matrix[[5, 17, 299, 42]] @ query
+    assert np.allclose([s / INT8_SCALE for _, s in scored], exact, atol=0.01)
+
+
 @pytest.fixture
 def small_index(monkeypatch):
     """Fresh in-memory copies; the tables are emptied afterwards, since a transactional
@@ -96,6 +110,30 @@ def test_knn_outside_a_transaction_sees_every_committed_change(large_index):
     assert best(-target) == 5000
     FACT_VECTORS.delete([200])
     assert 200 not in {hit.id for hit in FACT_VECTORS.knn(target, k=20)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_index_re_ranks_on_its_int8_copy_with_the_exact_scores(large_index):
+    rng = np.random.default_rng(10)
+    # Fewer rows than the bit pass keeps: every row reaches the re-rank, so its answer
+    # must be the exact top five.
+    matrix = unit(rng, vectors.COARSE_MIN - 4)
+    FACT_VECTORS.upsert(((i + 1, v) for i, v in enumerate(matrix)), model="m")
+    query = matrix[20] + 0.3 * unit(rng, 1)[0]
+    query /= np.linalg.norm(query)
+    in_memory = FACT_VECTORS.knn(query, k=5)
+    assert any(key[-1] == "int8" for key in vectors._copies)
+    exact = [int(i) + 1 for i in np.argsort(-(matrix @ query))[:5]]
+    assert in_memory[0].id == 21
+    assert [h.id for h in in_memory] == exact
+    with transaction.atomic():  # bits and the re-rank in SQLite
+        assert [h.id for h in FACT_VECTORS.knn(query, k=5)] == exact
+    # The scores are the stored float vectors', not the int8 estimates.
+    assert [h.similarity for h in in_memory] == pytest.approx(
+        [float(matrix[h.id - 1] @ query) for h in in_memory], abs=1e-6
+    )
+    FACT_VECTORS.upsert([(21, -matrix[20])], model="m")  # an update reaches the copy
+    assert 21 not in {h.id for h in FACT_VECTORS.knn(query, k=5)}
 
 
 @pytest.mark.django_db(transaction=True)

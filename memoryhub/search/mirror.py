@@ -1,5 +1,6 @@
 """In-memory copies of a vector index: its sign bits, for the coarse pass of large
-indexes, and its float vectors, for the exact scan of small ones.
+indexes, int8 vectors, to re-rank that pass's candidates, and float vectors, for the
+exact scan of small ones.
 
 A Hamming scan over the bits with numpy takes a few milliseconds for 100k rows, and an
 exact scan of 20k float vectors about as long: a fraction of a scan inside SQLite. A
@@ -30,7 +31,7 @@ Rows = list[tuple[int, bytes]]
 @dataclass
 class IndexCopy:
     """Rows of one index as ``ids`` (int64) and ``values`` (one row of ``width``
-    values of ``dtype`` each): uint64 words of sign bits, or float32 vectors."""
+    values of ``dtype`` each): uint64 words of sign bits, int8 or float32 vectors."""
 
     width: int
     dtype: type = np.uint64
@@ -114,6 +115,26 @@ class IndexCopy:
         best = np.argpartition(-scores, k - 1)[:k] if k < count else np.arange(count)
         best = best[np.argsort(-scores[best], kind="stable")]
         return [(int(self.ids[i]), float(scores[i])) for i in best]
+
+    def dot_of(self, ids: list[int], query: np.ndarray) -> list[tuple[int, float]]:
+        """(id, dot product with ``query``) of the rows of ``ids`` held in the copy (ids
+        it does not hold are left out), in the order of ``ids``."""
+        held = [(row_id, self.position[row_id]) for row_id in ids if row_id in self.position]
+        if not held:
+            return []
+        rows = self.values[[index for _, index in held]]
+        scores = rows.astype(np.float32) @ np.asarray(query, dtype=np.float32)
+        return [(row_id, float(score)) for (row_id, _), score in zip(held, scores, strict=True)]
+
+
+# int8 vectors hold a unit vector's components times this (each lies in [-1, 1]).
+INT8_SCALE = 127.0
+
+
+def int8_vector(unit: np.ndarray) -> bytes:
+    """A unit vector quantised to int8, as the re-rank copy holds it."""
+    scaled = np.clip(np.rint(np.asarray(unit, dtype=np.float32) * INT8_SCALE), -127, 127)
+    return scaled.astype(np.int8).tobytes()
 
 
 def sign_bits(vector: np.ndarray) -> bytes:
