@@ -10,16 +10,11 @@ import pytest
 
 from facts.models import Fact, MemoryConfig, Origin, Status
 from facts.search import FACT_FTS, FACT_VECTORS
-from facts.services import (
-    current_embedder,
-    fact_bulk_create,
-    fact_delete,
-    fact_update,
-    facts_backfill,
-    facts_embed,
-    memory_config_get,
-    memory_config_update,
-)
+from facts.selectors import memory_config_get
+from facts.services.config import memory_config_update
+from facts.services.create import fact_bulk_create
+from facts.services.embedding import current_embedder, facts_backfill, facts_embed
+from facts.services.update import fact_delete, fact_update
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from teams.models import AuditEvent
 from teams.services import Actor
@@ -66,7 +61,7 @@ def test_update_reindexes_and_reembeds(owner, remember, django_capture_on_commit
 def test_facts_are_embedded_chunk_after_chunk(owner, monkeypatch):
     """Each chunk is embedded while the one before it is stored: every fact of every
     chunk gets its vector, and an id that is gone is skipped."""
-    monkeypatch.setattr("facts.services.EMBED_BATCH", 2)
+    monkeypatch.setattr("facts.services.embedding.EMBED_BATCH", 2)
     results = fact_bulk_create(
         actor=Actor(user=owner),
         items=[
@@ -94,7 +89,7 @@ def test_an_embedding_task_takes_the_facts_waiting_behind_it_along(owner):
     from django.core.cache import cache
 
     from facts import tasks
-    from facts.services import EMBED_SWEEP_LOCK
+    from facts.services.embedding import EMBED_SWEEP_LOCK
 
     results = fact_bulk_create(
         actor=Actor(user=owner),
