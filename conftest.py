@@ -142,7 +142,7 @@ def staff_client(staff) -> Client:
 def remember(django_capture_on_commit_callbacks) -> Callable:
     """Store a fact for ``user`` through the write service, running the on-commit
     embedding inline (tasks are eager in unit tests)."""
-    from facts.services import fact_create
+    from facts.services.create import fact_create
     from teams.services import Actor
 
     def store(user, content: str, **data: object):

@@ -141,7 +141,7 @@ def prepare(env: dict[str, str]) -> str:
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "from bench._env import django_setup, bench_user;"
         "import os; django_setup(dict(os.environ));"
-        "from facts.services import memory_config_get; memory_config_get();"
+        "from facts.selectors import memory_config_get; memory_config_get();"
         "print(bench_user()[2])"
     )
     done = subprocess.run(
@@ -205,7 +205,7 @@ def phase_embeddings_off(facts: list[dict], batch: int, keep: bool) -> list[obje
 
 def phase_direct(facts: list[dict], batch: int, actor) -> list[object]:
     """fact_bulk_create in this process, on this process's (embeddings off) store."""
-    from facts.services import fact_bulk_create
+    from facts.services.create import fact_bulk_create
 
     per_batch = []
     started = time.perf_counter()
@@ -331,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with temp_data_dir("memoryhub-bench-ingest-direct-", keep=args.keep) as data_dir:
         env = child_env(data_dir, embeddings=False, eager=False)
         django_setup(env)
-        from facts.services import memory_config_get
+        from facts.selectors import memory_config_get
         from teams.services import Actor
 
         memory_config_get()

@@ -113,7 +113,7 @@ def preview_phase(args, rows: list[list[object]]) -> None:
 
     from facts.models import Fact
     from facts.search import FACT_VECTORS
-    from facts.services import current_embedder
+    from facts.services.embedding import current_embedder
 
     embedder = current_embedder()
     scope = Fact.objects.filter(owner_id=user.pk)
@@ -179,7 +179,7 @@ def forget_phase(args, seconds: list[list[object]]) -> None:
 
 def distill_phase(args, seconds: list[list[object]]) -> None:
     from facts.models import Fact
-    from facts.services import facts_distill
+    from facts.services.distillation import facts_distill
     from memoryhub.llm import OfflineProvider, SourceText
 
     user, _, _ = bench_user("distiller")

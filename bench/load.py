@@ -255,7 +255,7 @@ def _check_and_drain(written: list[tuple[int, str, str]]) -> dict:
     from django.db import close_old_connections
 
     from facts.models import Fact
-    from facts.services import facts_needing_embedding
+    from facts.services.embedding import facts_needing_embedding
 
     close_old_connections()
     present = set(

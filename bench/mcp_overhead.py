@@ -36,7 +36,7 @@ TARGET_MS = 10.0
 
 
 def fill(actor, count: int) -> list[int]:
-    from facts.services import fact_create
+    from facts.services.create import fact_create
 
     facts = FactGenerator(seed=7).unique_facts(count)
     return [fact_create(actor=actor, data=data).fact.pk for data in facts]

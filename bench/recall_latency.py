@@ -464,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with temp_data_dir("memoryhub-bench-recall-", keep=args.keep) as data_dir:
         env = bench_env(data_dir, MEMORYHUB_EMBEDDINGS_ENABLED="true")
         django_setup(env)
-        from facts.services import memory_config_get
+        from facts.selectors import memory_config_get
 
         config = memory_config_get()
         assert config.embeddings_enabled and not config.max_active_facts

@@ -77,7 +77,8 @@ class Conversation:
 def load(path: Path) -> Conversation:
     from django.contrib.auth import get_user_model
 
-    from facts.services import fact_bulk_create, facts_embed
+    from facts.services.create import fact_bulk_create
+    from facts.services.embedding import facts_embed
     from teams.services import Actor
 
     data = json.loads(path.read_text())
@@ -159,7 +160,8 @@ def run_baselines(conversations: list[Conversation]) -> dict[str, Scores]:
     two: the textbook hybrid."""
     from facts.recall import recall_scope
     from facts.search import FACT_FTS, FACT_VECTORS
-    from facts.services import current_embedder, memory_config_get
+    from facts.selectors import memory_config_get
+    from facts.services.embedding import current_embedder
     from memoryhub.search import match_any, rrf
 
     embedder = current_embedder(memory_config_get())
@@ -226,7 +228,7 @@ def gather(conversations: list[Conversation], tuning) -> list[tuple]:
     """Each question's candidates with their signals, gathered once: a weight only
     changes how they are ranked."""
     from facts.recall import recall_candidates
-    from facts.services import memory_config_get
+    from facts.selectors import memory_config_get
 
     config = memory_config_get()
     out = []

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 from ninja import Field, Query, Router, Schema, Status
 
-from facts import selectors, services
+from facts import selectors
 from facts.learnings import learning_create
 from facts.recall import fact_recall
 from facts.schemas import (
@@ -30,6 +30,19 @@ from facts.schemas import (
     StatsOut,
 )
 from facts.selectors import fact_as_dict
+from facts.services.create import fact_bulk_create, fact_create
+from facts.services.distillation import facts_distill_request
+from facts.services.extraction import (
+    EXTRACT_INLINE_CHARS,
+    conversation_clean,
+    memory_extract,
+    memory_extract_request,
+    memory_review_approve,
+    memory_review_reject,
+    memory_reviews_decide,
+    memory_reviews_pending,
+)
+from facts.services.update import fact_delete, fact_update
 from memoryhub.errors import InvalidInput
 from memoryhub.forget import memory_forget
 from memoryhub.paging import next_page_url, page_window_check
@@ -88,9 +101,7 @@ def create_memory(request: HttpRequest, payload: FactIn) -> Status:
     """Store a memory: 201 with the new fact, or 200 with the existing fact it was
     merged into as a near-duplicate. Only a fact of the same visibility, team, project
     and layer is ever merged into, so a merge never changes who can read what."""
-    result = services.fact_create(
-        actor=Actor.from_request(request), data=payload.dict(exclude_none=True)
-    )
+    result = fact_create(actor=Actor.from_request(request), data=payload.dict(exclude_none=True))
     # The fact as this write left it: another request may change or delete it next.
     outcome = "created" if result.created else "merged"
     return Status(201 if result.created else 200, {**fact_as_dict(result.fact), "outcome": outcome})
@@ -102,7 +113,7 @@ def create_memories(request: HttpRequest, payload: FactBatchIn) -> Status:
 
     Items are taken in order, as if posted one by one: an item that repeats a stored
     memory, or an earlier item of the batch, merges into it (``created: false``)."""
-    results = services.fact_bulk_create(
+    results = fact_bulk_create(
         actor=Actor.from_request(request),
         items=[item.dict(exclude_none=True) for item in payload.items],
     )
@@ -171,7 +182,7 @@ def extract(request: HttpRequest, payload: ExtractIn) -> Status:
     Settings -> Memory asks for review, wait for you under `/api/memories/reviews`. A
     long conversation runs as a job (202)."""
     actor = Actor.from_request(request)
-    conversation = services.conversation_clean(
+    conversation = conversation_clean(
         messages=[m.dict() for m in payload.messages] if payload.messages is not None else None,
         text=payload.text,
     )
@@ -181,10 +192,10 @@ def extract(request: HttpRequest, payload: ExtractIn) -> Status:
         "visibility": payload.visibility,
         "team": payload.team,
     }
-    if conversation.length > services.EXTRACT_INLINE_CHARS:
-        job = services.memory_extract_request(actor=actor, conversation=conversation, **scope)
+    if conversation.length > EXTRACT_INLINE_CHARS:
+        job = memory_extract_request(actor=actor, conversation=conversation, **scope)
         return Status(202, {"job": job.pk})
-    return Status(200, services.memory_extract(actor=actor, conversation=conversation, **scope))
+    return Status(200, memory_extract(actor=actor, conversation=conversation, **scope))
 
 
 class ReviewOut(Schema):
@@ -231,7 +242,7 @@ class ReviewIdsIn(Schema):
 def reviews(request: HttpRequest, limit: int = 50, offset: int = 0) -> dict[str, Any]:
     """The facts extraction proposed for you, waiting for your review, newest first."""
     page_window_check(limit=limit, offset=offset)
-    pending = services.memory_reviews_pending(user=request.user)
+    pending = memory_reviews_pending(user=request.user)
     count = pending.count()
     items = [
         {**review.__dict__, "created_at": review.created_at.isoformat()}
@@ -247,7 +258,7 @@ def reviews(request: HttpRequest, limit: int = 50, offset: int = 0) -> dict[str,
 @router.post("/memories/reviews/approve", response=dict, auth=write_auth)
 def reviews_approve(request: HttpRequest, payload: ReviewIdsIn) -> dict[str, Any]:
     """Approve many proposals as they are: each written on its own."""
-    return services.memory_reviews_decide(
+    return memory_reviews_decide(
         actor=Actor.from_request(request), review_ids=payload.ids, approve=True
     )
 
@@ -255,7 +266,7 @@ def reviews_approve(request: HttpRequest, payload: ReviewIdsIn) -> dict[str, Any
 @router.post("/memories/reviews/reject", response=dict, auth=write_auth)
 def reviews_reject(request: HttpRequest, payload: ReviewIdsIn) -> dict[str, Any]:
     """Reject many proposals."""
-    return services.memory_reviews_decide(
+    return memory_reviews_decide(
         actor=Actor.from_request(request), review_ids=payload.ids, approve=False
     )
 
@@ -267,7 +278,7 @@ def review_approve(
     """Approve a proposal, edited first with the fields you send: it is written as a
     fact (merging into a repeat, superseding the fact it contradicts)."""
     edits = payload.dict(exclude_none=True) if payload is not None else {}
-    result = services.memory_review_approve(
+    result = memory_review_approve(
         actor=Actor.from_request(request), review_id=review_id, edits=edits
     )
     outcome = "created" if result.created else "merged"
@@ -277,7 +288,7 @@ def review_approve(
 @router.post("/memories/reviews/{review_id}/reject", response={204: None}, auth=write_auth)
 def review_reject(request: HttpRequest, review_id: int) -> Status:
     """Reject a proposal: nothing is written."""
-    services.memory_review_reject(actor=Actor.from_request(request), review_id=review_id)
+    memory_review_reject(actor=Actor.from_request(request), review_id=review_id)
     return Status(204, None)
 
 
@@ -289,7 +300,7 @@ class DistillIn(Schema):
 def distill_now(request: HttpRequest, payload: DistillIn) -> Status:
     """Distill your memory now: a job (see `GET /api/jobs/{id}`) that rolls each of your
     scopes with enough new facts into summaries, and summaries into a profile."""
-    job = services.facts_distill_request(actor=Actor.from_request(request), project=payload.project)
+    job = facts_distill_request(actor=Actor.from_request(request), project=payload.project)
     return Status(202, {"job": job.pk})
 
 
@@ -353,7 +364,7 @@ def update_memory(
     changes = payload.dict(exclude_unset=True)
     if not changes:
         raise InvalidInput("Nothing to change: send at least one field.")
-    fact = services.fact_update(
+    fact = fact_update(
         actor=Actor.from_request(request),
         fact=fact,
         changes=changes,
@@ -373,7 +384,7 @@ def delete_memory(request: HttpRequest, fact_id: int, cascade: bool = False) -> 
     actor = Actor.from_request(request)
     if cascade:
         return Status(200, memory_forget(actor=actor, topic=f"fact {fact_id}", ids=[fact_id]))
-    services.fact_delete(actor=actor, fact=fact, expected_version=_if_match(request))
+    fact_delete(actor=actor, fact=fact, expected_version=_if_match(request))
     return Status(204, None)
 
 

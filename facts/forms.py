@@ -10,7 +10,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from facts.models import Category, Layer, MemoryConfig, Source, Status
 from facts.ranking import RecallTuning
 from facts.selectors import SORTS
-from facts.services import SECRET_FIELDS
+from facts.services.config import SECRET_FIELDS
 from memoryhub.cleaning import MAX_TAG_LENGTH
 from memoryhub.errors import InvalidInput
 from memoryhub.search import SearchMode

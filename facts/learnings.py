@@ -25,7 +25,9 @@ from django.utils.dateparse import parse_datetime
 
 from facts.models import Category, Fact, Tier
 from facts.selectors import memory_config_get
-from facts.services import _fact_from_input, _queue_embedding, fact_input_clean
+from facts.services.cleaning import fact_input_clean
+from facts.services.create import fact_from_input
+from facts.services.embedding import queue_embedding
 from facts.sessions import facts_index
 from memoryhub.errors import InvalidInput
 from memoryhub.refs import shortened
@@ -120,7 +122,7 @@ def _fact_for(
     scope = scope_for_new_row(
         user=actor.user, team=item.team, visibility=item.visibility, project=item.project
     )
-    fact = _fact_from_input(actor=actor, item=item, scope=scope)
+    fact = fact_from_input(actor=actor, item=item, scope=scope)
     if learning.created_at is not None:
         fact.created_at = fact.updated_at = fact.valid_from = learning.created_at
     return fact
@@ -130,7 +132,7 @@ def _store(facts: list[Fact]) -> None:
     for fact in facts:
         fact.save()
     facts_index([], new=[fact.pk for fact in facts])
-    _queue_embedding([fact.pk for fact in facts], memory_config_get())
+    queue_embedding([fact.pk for fact in facts], memory_config_get())
 
 
 def learning_create(*, actor: Actor, data: Any) -> Fact:

@@ -23,7 +23,9 @@ from django.utils import timezone
 from facts.models import Fact, MemoryConfig, recency_score, use_score
 from facts.ranking import Candidate, RecallTuning, named_moments, rank
 from facts.search import FACT_FTS, FACT_VECTORS
-from facts.services import current_embedder, fact_touch, memory_config_get
+from facts.selectors import memory_config_get
+from facts.services.access import fact_touch
+from facts.services.embedding import current_embedder
 from facts.sessions import session_neighbours
 from memoryhub.embeddings.pipeline import embed_soon
 from memoryhub.errors import InvalidInput

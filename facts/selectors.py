@@ -442,7 +442,7 @@ def _query_vector(text: str) -> Any:
     config = memory_config_get()
     if not config.embeddings_enabled:
         return None
-    from facts.services import current_embedder
+    from facts.services.embedding import current_embedder
 
     try:
         return current_embedder(config).embed([text])[0]

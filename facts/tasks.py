@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from facts import services
+from facts.services import curation, distillation, embedding, extraction
 from memoryhub.embeddings import EmbeddingError
 from memoryhub.jobs import job_progress, job_run
 from memoryhub.models import Job
@@ -21,19 +21,19 @@ from teams.services import Actor
 def facts_embed(fact_ids: list[int]) -> int:
     """Embed these facts, and those waiting behind them; retried with backoff while
     the embedder fails."""
-    return services.facts_embed(fact_ids=fact_ids) + services.facts_embed_waiting()
+    return embedding.facts_embed(fact_ids=fact_ids) + embedding.facts_embed_waiting()
 
 
 @shared_task(name="facts.backfill_embeddings", acks_late=True)
 def facts_backfill_embeddings() -> int:
     """Embed every fact lacking a vector from the configured model."""
-    return services.facts_backfill()
+    return embedding.facts_backfill()
 
 
 @shared_task(name="facts.undo_purge", acks_late=True)
 def fact_undo_purge() -> int:
     """Drop the undo records whose time ran out, with the deleted facts they held."""
-    return services.fact_undo_purge()
+    return curation.fact_undo_purge()
 
 
 @shared_task(name="facts.distill", acks_late=True)
@@ -42,7 +42,7 @@ def facts_distill(job_id: int) -> dict | None:
     again). A chat model failure fails the job and writes nothing."""
     return job_run(
         job_id=job_id,
-        work=lambda job: services.facts_distill(
+        work=lambda job: distillation.facts_distill(
             owner_id=job.owner_id,
             project=job.arguments.get("project"),
             progress=lambda done, total: job_progress(job_id=job_id, done=done, total=total),
@@ -53,7 +53,7 @@ def facts_distill(job_id: int) -> dict | None:
 @shared_task(name="facts.distill_due", acks_late=True)
 def facts_distill_due() -> dict | None:
     """The scheduled distillation of every scope, when switched on and due."""
-    return services.facts_distill_due()
+    return distillation.facts_distill_due()
 
 
 @shared_task(name="facts.extract", acks_late=True)
@@ -66,9 +66,9 @@ def memory_extract(job_id: int) -> dict | None:
 def _extract_for_job(job: Job) -> dict:
     args = job.arguments
     token = AgentToken.objects.filter(pk=args.get("token")).first() if args.get("token") else None
-    return services.memory_extract(
+    return extraction.memory_extract(
         actor=Actor(user=job.owner, token=token),
-        conversation=services.Conversation(messages=args["messages"], text=args["text"]),
+        conversation=extraction.Conversation(messages=args["messages"], text=args["text"]),
         session_id=args["session_id"],
         project=args["project"],
         visibility=args["visibility"],

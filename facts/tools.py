@@ -9,10 +9,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from facts import selectors, services
+from facts import selectors
 from facts.learnings import learning_create
 from facts.models import Category
 from facts.recall import fact_recall
+from facts.services.create import fact_create
 from memoryhub.recall import role_block, token_role_recall
 from memoryhub.toolkit import ToolAnswer, tool
 from teams.services import Actor
@@ -99,7 +100,7 @@ class MemoryWriteAnswer(BaseModel):
 def memory_write(actor: Actor, args: MemoryWriteArguments) -> ToolAnswer:
     """Remember a statement. Repeating one you (in the same visibility) already stored
     merges into it instead of adding a copy; the answer says which."""
-    result = services.fact_create(actor=actor, data=args.model_dump(exclude_none=True))
+    result = fact_create(actor=actor, data=args.model_dump(exclude_none=True))
     outcome = "created" if result.created else "merged"
     data = {"id": result.fact.pk, "outcome": outcome, "archived": result.archived}
     return ToolAnswer(data=data, text=f"{outcome} memory {result.fact.pk}")

@@ -13,7 +13,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import trigger_client_event
 
-from facts import selectors, services
+from facts import selectors
 from facts.forms import (
     BulkForm,
     FactCreateForm,
@@ -25,6 +25,11 @@ from facts.forms import (
 )
 from facts.models import Category, Fact
 from facts.recall import fact_recall
+from facts.services.config import memory_config_update
+from facts.services.create import fact_create
+from facts.services.curation import UNDO_SECONDS, BulkOutcome, facts_bulk_change, facts_bulk_undo
+from facts.services.embedding import embedder_model_id, facts_needing_embedding
+from facts.services.update import fact_delete, fact_update
 from facts.tasks import facts_backfill_embeddings
 from memoryhub.errors import ApplicationError, NotFound
 from memoryhub.htmx import htmx_partial, htmx_render
@@ -103,9 +108,9 @@ def _chart_context(user: Any) -> dict[str, Any]:
 
 def _embedding_progress(user: Any) -> dict[str, Any]:
     """Staff see the whole instance; everyone else their own facts."""
-    config = services.memory_config_get()
+    config = selectors.memory_config_get()
     facts = Fact.objects.all()
-    pending = services.facts_needing_embedding(config)
+    pending = facts_needing_embedding(config)
     if not user.is_staff:
         facts = facts.filter(owner=user)
         pending = pending.filter(owner=user)
@@ -115,7 +120,7 @@ def _embedding_progress(user: Any) -> dict[str, Any]:
     enabled = config.embeddings_enabled
     return {
         "enabled": enabled,
-        "model": services.embedder_model_id(config),
+        "model": embedder_model_id(config),
         "total": total,
         "embedded": embedded,
         "percent": round(embedded * 100 / total) if total else 100,
@@ -215,7 +220,7 @@ def fact_create_view(request: HttpRequest) -> HttpResponse:
     saved = ""
     if form.is_valid():
         try:
-            result = services.fact_create(actor=Actor.from_request(request), data=form.fact_data())
+            result = fact_create(actor=Actor.from_request(request), data=form.fact_data())
         except ApplicationError as exc:
             form.add_error(None, exc.message)
             status = exc.status_code
@@ -243,7 +248,7 @@ def fact_create_view(request: HttpRequest) -> HttpResponse:
     return render(request, "facts/index.html", context, status=status)
 
 
-def _bulk_message(outcome: services.BulkOutcome) -> str:
+def _bulk_message(outcome: BulkOutcome) -> str:
     done = {
         "delete": "Deleted",
         "archive": "Archived",
@@ -274,7 +279,7 @@ def fact_bulk_view(request: HttpRequest) -> HttpResponse:
     else:
         action, value = form.change()
         try:
-            outcome = services.facts_bulk_change(
+            outcome = facts_bulk_change(
                 actor=Actor.from_request(request),
                 fact_ids=form.cleaned_data["ids"],
                 action=action,
@@ -294,7 +299,7 @@ def fact_bulk_view(request: HttpRequest) -> HttpResponse:
         else:
             messages.error(request, context["notice_error"])
         return redirect("memory")
-    context["undo_seconds"] = services.UNDO_SECONDS
+    context["undo_seconds"] = UNDO_SECONDS
     response = htmx_render(request, "facts/index.html#memory-notice", context, status=status)
     return trigger_client_event(response, FACTS_RELOAD) if status == 200 else response
 
@@ -306,7 +311,7 @@ def fact_undo_view(request: HttpRequest, undo_id: int) -> HttpResponse:
     context: dict[str, Any] = {}
     status = 200
     try:
-        outcome = services.facts_bulk_undo(actor=Actor.from_request(request), undo_id=undo_id)
+        outcome = facts_bulk_undo(actor=Actor.from_request(request), undo_id=undo_id)
     except ApplicationError as exc:
         context["notice_error"] = exc.message
         status = exc.status_code
@@ -340,7 +345,7 @@ def fact_tags_view(request: HttpRequest, fact_id: int) -> HttpResponse:
         status = 400
         if form.is_valid():
             try:
-                fact = services.fact_update(
+                fact = fact_update(
                     actor=Actor.from_request(request),
                     fact=fact,
                     changes={"tags": form.cleaned_data["tags"].split(",")},
@@ -414,7 +419,7 @@ def fact_edit_view(request: HttpRequest, fact_id: int) -> HttpResponse:
         status = 400
         if form.is_valid():
             try:
-                fact = services.fact_update(
+                fact = fact_update(
                     actor=Actor.from_request(request), fact=fact, changes=form.changes(fact)
                 )
             except ApplicationError as exc:
@@ -443,7 +448,7 @@ def fact_delete_view(request: HttpRequest, fact_id: int) -> HttpResponse:
     """Delete a fact; for HTMX the empty answer removes its row."""
     fact = _fact_or_404(request, fact_id)
     try:
-        services.fact_delete(actor=Actor.from_request(request), fact=fact)
+        fact_delete(actor=Actor.from_request(request), fact=fact)
     except ApplicationError as exc:
         if htmx_partial(request):
             return htmx_render(
@@ -535,16 +540,14 @@ def settings_view(request: HttpRequest) -> HttpResponse:
     """Settings -> Memory: the instance's memory settings (staff)."""
     if not request.user.is_staff:
         raise PermissionDenied("Only staff can change the memory settings.")
-    config = services.memory_config_get()
+    config = selectors.memory_config_get()
     chat_model = selectors.chat_model_status(config=config)
     form = MemoryConfigForm(request.POST or None, instance=config)
     status = 200
     if request.method == "POST":
         if form.is_valid():
             try:
-                services.memory_config_update(
-                    actor=Actor.from_request(request), changes=form.cleaned_data
-                )
+                memory_config_update(actor=Actor.from_request(request), changes=form.cleaned_data)
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
                 status = exc.status_code

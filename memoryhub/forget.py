@@ -17,7 +17,7 @@ from django.db import transaction
 from concepts.services import concept_entities_prune, concept_triples_count
 from facts.search import FACT_FTS
 from facts.selectors import fact_forget_preview
-from facts.services import facts_forget
+from facts.services.forgetting import facts_forget
 from memoryhub.db.storage import storage_scrub
 from memoryhub.errors import InvalidInput
 from teams.services import Actor, audit_log

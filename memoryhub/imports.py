@@ -2,7 +2,7 @@
 version or an older one, or the bulk fact export of ``GET /api/memories/export``) or a
 Mem0 memory dump (what its ``get_all`` returns: a list of memories, or
 ``{"results": [...]}``), read, checked whole, and written into the importer's memory by
-the fact store (``facts.services.facts_import``: idempotent, one transaction).
+the fact store (``facts.services.importing.facts_import``: idempotent, one transaction).
 
 Only facts are imported; the rest of a personal export (pages, tokens, the audit trail)
 describes the instance it came from. Of a bulk export, only the facts of the person who
@@ -20,7 +20,7 @@ from django.db import transaction
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from facts.models import Category, Origin, Source, fact_key
-from facts.services import FactImport, facts_import, facts_import_clean
+from facts.services.importing import FactImport, facts_import, facts_import_clean
 from memoryhub.cleaning import MAX_TAG_LENGTH, MAX_TAGS
 from memoryhub.errors import InvalidInput, TooLarge
 from memoryhub.export import FORMAT, FORMAT_VERSION, ExportFact

@@ -8,8 +8,8 @@ from django.template.defaultfilters import pluralize
 from django.urls import Resolver404
 
 from facts.models import Category
-from facts.services import (
-    facts_distill_request,
+from facts.services.distillation import facts_distill_request
+from facts.services.extraction import (
     memory_review_approve,
     memory_review_reject,
     memory_reviews_decide,

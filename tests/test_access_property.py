@@ -208,7 +208,7 @@ class AccessWorld(RuleBasedStateMachine):
     def write_fact(self, user: int, visibility: str, team: int, repeat: int | None):
         """A new statement, or (``repeat``) one that repeats an active fact of the writer,
         which merges when the scopes allow it."""
-        from facts.services import fact_create
+        from facts.services.create import fact_create
 
         repeats = None
         if repeat is not None:
@@ -234,7 +234,7 @@ class AccessWorld(RuleBasedStateMachine):
         ),
     )
     def write_batch(self, user: int, items: list) -> None:
-        from facts.services import fact_bulk_create
+        from facts.services.create import fact_bulk_create
 
         data, previous = [], None
         for visibility, team, repeat in items:
@@ -260,7 +260,7 @@ class AccessWorld(RuleBasedStateMachine):
     def write_relation(self, user: int, visibility: str, team: int, other: int):
         """A statement relating a new thing to one an earlier fact named: the concept
         graph then holds one node that facts of several scopes mention."""
-        from facts.services import fact_create
+        from facts.services.create import fact_create
 
         row = Fact.objects.filter(pk=other).first()
         known = sorted(markers_in(row.content))[0] if row is not None else new_marker()
@@ -299,7 +299,7 @@ class AccessWorld(RuleBasedStateMachine):
 
     @rule(fact=facts, user=st.integers(0, 3), visibility=st.sampled_from(VISIBILITIES))
     def change_fact_visibility(self, fact: int, user: int, visibility: str) -> None:
-        from facts.services import fact_update
+        from facts.services.update import fact_update
 
         row = Fact.objects.filter(pk=fact).first()
         if row is None:
@@ -317,7 +317,7 @@ class AccessWorld(RuleBasedStateMachine):
 
     @rule(fact=facts, user=st.integers(0, 3))
     def edit_fact(self, fact: int, user: int) -> None:
-        from facts.services import fact_update
+        from facts.services.update import fact_update
 
         row = Fact.objects.filter(pk=fact).first()
         if row is None:
@@ -339,7 +339,7 @@ class AccessWorld(RuleBasedStateMachine):
         visibility=st.sampled_from(VISIBILITIES),
     )
     def supersede_fact(self, fact: int, user: int, visibility: str):
-        from facts.services import fact_create
+        from facts.services.create import fact_create
 
         data = self._fact_data(visibility=visibility, team=0, repeats=None)
         data["supersedes"] = fact
@@ -351,7 +351,7 @@ class AccessWorld(RuleBasedStateMachine):
 
     @rule(fact=consumes(facts), user=st.integers(0, 3))
     def delete_fact(self, fact: int, user: int) -> None:
-        from facts.services import fact_delete
+        from facts.services.update import fact_delete
 
         row = Fact.objects.filter(pk=fact).first()
         if row is None:

@@ -28,7 +28,7 @@ from codegraph.services import code_project_scan_request
 from concepts.models import Entity
 from concepts.services import concept_alias_create, concept_graph_sync
 from facts.models import MemoryReview
-from facts.services import fact_create
+from facts.services.create import fact_create
 from memoryhub.jobs import job_create
 from memoryhub.wsgi import application
 from teams.services import Actor

@@ -111,7 +111,7 @@ READ_VIOLATIONS = """async () => {
 def dashboard_world(staff, team, owner, settings, tmp_path) -> dict:
     from codegraph import services as codegraph_services
     from codegraph.tests import test_scan as scan_helpers
-    from facts.services import fact_create
+    from facts.services.create import fact_create
     from teams.models import Membership, Role
     from teams.services import Actor
     from wiki.services import wiki_page_upsert
@@ -219,7 +219,7 @@ def test_a_refused_page_is_styled_and_says_why(page, live_server, login, owner):
 def test_staff_invite_a_new_person_who_then_reads_a_team_fact(
     page, browser, live_server, login, staff, owner, team
 ):
-    from facts.services import fact_create
+    from facts.services.create import fact_create
     from teams.services import Actor
 
     fact_create(

@@ -3,7 +3,7 @@ answers below 500: a message or a 4xx, never a server error."""
 
 import pytest
 
-from facts.services import fact_create
+from facts.services.create import fact_create
 from teams.services import Actor, team_create
 from wiki.services import wiki_page_upsert
 

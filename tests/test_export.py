@@ -47,7 +47,7 @@ def world(owner, teammate, outsider, team, remember, make_token, settings, tmp_p
     """Alice's memory in many shapes, beside a teammate's and an outsider's."""
     from codegraph.services import code_project_register
     from facts.models import MemoryReview
-    from facts.services import fact_create
+    from facts.services.create import fact_create
     from teams.services import Actor
     from wiki.services import wiki_page_upsert
 
@@ -161,7 +161,7 @@ def test_the_export_holds_everything_about_the_person_and_nothing_of_anyone_else
 def test_the_export_reads_its_rows_in_chunks_whatever_their_number(
     owner, owner_client, remember, django_assert_max_num_queries
 ):
-    from facts.services import fact_bulk_create
+    from facts.services.create import fact_bulk_create
     from teams.services import Actor
 
     remember(owner, "One first fact")

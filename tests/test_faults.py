@@ -18,7 +18,7 @@ from codegraph import services as codegraph_services
 from codegraph.models import CodeProject, ScanState, SourceFile, Symbol
 from facts.models import Fact, MemoryConfig
 from facts.search import FACT_VECTORS
-from facts.services import fact_bulk_create
+from facts.services.create import fact_bulk_create
 from memoryhub.queue import celery_queue_settings
 from memoryhub.tasks import queue_circuit
 from teams.services import Actor

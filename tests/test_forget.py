@@ -58,7 +58,7 @@ def secret(payer) -> str:
 @pytest.fixture
 def world(owner, teammate, team, remember, secret):
     """Facts about the salary in several shapes, and others that must stay."""
-    from facts.services import fact_create
+    from facts.services.create import fact_create
     from teams.services import Actor
 
     salary = remember(owner, secret, tags=["pay"])

@@ -14,7 +14,7 @@ def test_facts_stored_before_near_duplicate_keys_are_keyed_by_the_first_write(ow
 
     from facts.dedupe import KEY_FIELDS, stored_keys, stored_signature
     from facts.models import Fact, FactKey
-    from facts.services import fact_create
+    from facts.services.create import fact_create
     from teams.services import Actor
 
     before = [("facts", "0003_vector_raw_table")]

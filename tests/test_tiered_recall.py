@@ -39,7 +39,7 @@ def test_the_ranking_formula_on_a_fixed_clock():
 
 
 def learn(user, token, content, *, days_ago, fleet, resolution="", skill="deploy"):
-    from facts.services import fact_create
+    from facts.services.create import fact_create
 
     fact = fact_create(
         actor=Actor(user=user, token=token),

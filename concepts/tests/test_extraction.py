@@ -15,7 +15,8 @@ from concepts.services import (
 )
 from facts.models import Fact, MemoryConfig
 from facts.selectors import memory_config_get
-from facts.services import fact_bulk_create, fact_delete, fact_update
+from facts.services.create import fact_bulk_create
+from facts.services.update import fact_delete, fact_update
 from memoryhub.errors import InvalidInput
 from memoryhub.forget import memory_forget
 from memoryhub.llm import ChatModelError

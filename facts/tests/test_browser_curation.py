@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from facts.models import Fact
-from facts.services import fact_create
+from facts.services.create import fact_create
 from teams.services import Actor
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -5,7 +5,7 @@ inline edit, and a header sort moves the Sort control. All without a page reload
 import pytest
 
 from facts.models import Fact
-from facts.services import fact_create
+from facts.services.create import fact_create
 from teams.services import Actor
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from facts import services
 from facts.models import Fact, FactUndo, Status
 from facts.search import FACT_FTS
 from facts.selectors import fact_search
+from facts.services import curation, update
 from teams.models import AuditEvent
 from teams.services import Actor
 
@@ -208,12 +208,12 @@ def test_only_the_person_who_deleted_can_undo(
 def test_an_undo_runs_out_and_the_purge_drops_the_deleted_copy(owner, owner_client, facts):
     bulk(owner_client, [facts["private"][0].pk], "delete")
     undo = FactUndo.objects.get()
-    later = timezone.now() + timedelta(seconds=services.UNDO_SECONDS + 1)
+    later = timezone.now() + timedelta(seconds=curation.UNDO_SECONDS + 1)
     FactUndo.objects.filter(pk=undo.pk).update(expires_at=timezone.now())
     response = owner_client.post(f"/memory/undo/{undo.pk}/", headers=HTMX)
     assert response.status_code == 409
     assert "Too late to undo" in response.content.decode()
-    assert services.fact_undo_purge(now=later) == 1
+    assert curation.fact_undo_purge(now=later) == 1
     assert not FactUndo.objects.exists()
     assert not Fact.objects.filter(pk=facts["private"][0].pk).exists()
 
@@ -272,7 +272,7 @@ def test_an_outsider_gets_nothing_and_learns_nothing(outsider_client, facts):
 
 def test_archive_can_be_undone_to_the_status_each_fact_had(owner, owner_client, facts):
     first, second = facts["private"][:2]
-    services.fact_update(actor=Actor(user=owner), fact=second, changes={"status": "pending_review"})
+    update.fact_update(actor=Actor(user=owner), fact=second, changes={"status": "pending_review"})
     response = bulk(owner_client, [first.pk, second.pk], "archive")
     assert "Archived 2 facts." in response.content.decode()
     assert set(

@@ -13,7 +13,9 @@ from facts.dedupe import (
     stored_keys,
 )
 from facts.models import Fact, FactKey, MemoryConfig, Origin, Status
-from facts.services import fact_bulk_create, fact_update, memory_config_update
+from facts.services.config import memory_config_update
+from facts.services.create import fact_bulk_create
+from facts.services.update import fact_update
 from teams.services import Actor
 
 VOCABULARY = [f"w{i}{'x' * (i % 7)}" for i in range(40)]
@@ -241,7 +243,7 @@ def _expected_keys(fact_id: int) -> set[int]:
 @pytest.mark.django_db
 def test_keys_built_by_older_rules_are_rebuilt_before_the_next_write(owner):
     from facts.dedupe import KEYS_VERSION
-    from facts.services import fact_create
+    from facts.services.create import fact_create
 
     actor = Actor(user=owner)
     first = fact_create(actor=actor, data={"content": "The VPN gateway is vpn2 in Frankfurt"})
@@ -260,7 +262,7 @@ def test_rebuild_fact_keys_command_rebuilds_only_when_stale(owner, capsys):
     from django.core.management import call_command
 
     from facts.dedupe import KEYS_VERSION
-    from facts.services import fact_create
+    from facts.services.create import fact_create
 
     fact = fact_create(actor=Actor(user=owner), data={"content": "Deploys go out on Tuesdays"})
     FactKey.objects.all().delete()

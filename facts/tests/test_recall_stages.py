@@ -8,7 +8,9 @@ import pytest
 from facts.ranking import Candidate, RecallTuning, min_max, rank
 from facts.recall import fact_recall
 from facts.search import FACT_FTS
-from facts.services import fact_bulk_create, fact_update, facts_forget
+from facts.services.create import fact_bulk_create
+from facts.services.forgetting import facts_forget
+from facts.services.update import fact_update
 from memoryhub.errors import InvalidInput
 from teams.services import Actor
 

@@ -5,7 +5,7 @@ The access rule holds in both modes; odd input gets a 4xx, never a 500."""
 
 import pytest
 
-from facts.services import memory_config_update
+from facts.services.config import memory_config_update
 from memoryhub.errors import InvalidInput
 from memoryhub.search import search_query_clean
 from teams.services import Actor

@@ -11,12 +11,9 @@ from django.test import Client
 
 from facts.forms import MemoryConfigForm
 from facts.models import Fact, MemoryConfig
-from facts.services import (
-    fact_create,
-    memory_config_get,
-    memory_config_llm_error_record,
-    memory_config_update,
-)
+from facts.selectors import memory_config_get
+from facts.services.config import memory_config_llm_error_record, memory_config_update
+from facts.services.create import fact_create
 from teams.models import AuditEvent
 from teams.services import Actor
 

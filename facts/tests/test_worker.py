@@ -6,7 +6,7 @@ from celery import Celery
 
 from facts.models import Fact, MemoryConfig
 from facts.search import FACT_VECTORS
-from facts.services import fact_create
+from facts.services.create import fact_create
 from memoryhub.queue import celery_queue_settings
 from teams.services import Actor
 

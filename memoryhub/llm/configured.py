@@ -49,6 +49,6 @@ def llm_provider_get() -> ChatProvider:
 
 def llm_error_record(report: ErrorReport) -> None:
     """Add a failed call to the model errors count shown in Settings -> Memory."""
-    from facts.services import memory_config_llm_error_record
+    from facts.services.config import memory_config_llm_error_record
 
     memory_config_llm_error_record(kind=report.kind, message=report.message, at=report.at)

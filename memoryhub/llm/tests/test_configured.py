@@ -12,10 +12,11 @@ import pytest
 from django.conf import settings
 
 from conftest import worker_env
-from facts import services as fact_services
 from facts.models import Category, MemoryConfig, Origin, Sentiment, Source
 from facts.selectors import memory_config_get
-from facts.services import memory_config_llm_error_record, memory_config_update
+from facts.services import config as fact_config
+from facts.services.config import memory_config_llm_error_record, memory_config_update
+from memoryhub.errors import InvalidInput
 from memoryhub.llm import ChatModelConfigError, ChatModelError, OfflineProvider, SourceText
 from memoryhub.llm.configured import llm_provider_get
 from memoryhub.llm.schemas import FactProposal
@@ -132,7 +133,7 @@ def test_saving_settings_read_before_an_error_was_recorded_keeps_the_count(
 ) -> None:
     stale = memory_config_get()  # a settings form opened before the model failed
     memory_config_llm_error_record(kind="invalid", message="bad answer", at=datetime.now(UTC))
-    monkeypatch.setattr(fact_services, "memory_config_get", lambda: stale)
+    monkeypatch.setattr(fact_config, "memory_config_get", lambda: stale)
 
     memory_config_update(actor=Actor(user=staff), changes={"recall_max_items": 5})
 
@@ -143,7 +144,7 @@ def test_saving_settings_read_before_an_error_was_recorded_keeps_the_count(
 
 @pytest.mark.django_db
 def test_the_error_fields_are_not_settings_anyone_can_change(staff) -> None:
-    with pytest.raises(fact_services.InvalidInput, match="Unknown memory setting"):
+    with pytest.raises(InvalidInput, match="Unknown memory setting"):
         memory_config_update(actor=Actor(user=staff), changes={"llm_error_count": 0})
 
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from facts.models import Fact, MemoryConfig
 from facts.recall import fact_recall
-from facts.services import facts_distill, facts_distill_due
+from facts.services.distillation import facts_distill, facts_distill_due
 from memoryhub.llm.tests.conftest import Reply, completion, serve, user_data  # noqa: F401
 from memoryhub.models import Job
 from teams.services import Actor

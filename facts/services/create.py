@@ -1,0 +1,372 @@
+"""Creating facts, one or a batch: a near-duplicate merges into the fact it repeats (both
+wordings kept as archived parents), a fact may supersede another, and every write keeps
+the full-text index and the near-duplicate keys in step inside its own transaction."""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from facts.dedupe import (
+    DuplicateFinder,
+    Signature,
+    fact_keys_add,
+    fact_keys_rebuild,
+    fact_keys_refresh,
+    fact_keys_stale,
+    merged_tags,
+    signature,
+)
+from facts.models import Fact, Origin, Status
+from facts.selectors import memory_config_get
+from facts.services.cleaning import EXCERPT_LENGTH, FactInput, fact_input_clean
+from facts.services.embedding import queue_embedding
+from facts.services.retention import enforce_active_cap
+from facts.sessions import facts_index
+from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
+from memoryhub.errors import Forbidden, InvalidInput, NotFound
+from teams.services import Actor, audit_log, audit_log_many, scope_for_new_row
+
+# New facts of a batch are inserted this many items at a time.
+WRITE_PIECE = 100
+
+
+@dataclass
+class WriteResult:
+    fact: Fact
+    created: bool  # False: merged into an existing fact
+    archived: list[int] = field(default_factory=list)
+
+
+def fact_values(
+    *, actor: Actor, item: FactInput, scope: dict[str, Any], now: datetime
+) -> dict[str, Any]:
+    """The field values (by attribute name) of a new fact from ``item``."""
+    team = scope["team"]
+    return {
+        "owner_id": scope["owner"].pk,
+        "team_id": team.pk if team is not None else None,
+        "visibility": scope["visibility"],
+        "project": scope["project"],
+        "content": item.content,
+        "category": item.category,
+        "source": item.source,
+        "layer": item.layer,
+        "importance": item.importance,
+        "confidence": item.confidence,
+        "sentiment": item.sentiment,
+        "tags": item.tags,
+        "origin": item.origin,
+        "session_id": item.session_id,
+        "occurred_at": item.occurred_at or now,
+        "speaker": item.speaker,
+        "source_excerpt": item.source_excerpt or item.content[:EXCERPT_LENGTH],
+        "extraction_confidence": item.extraction_confidence,
+        "tier": item.tier,
+        "fleet": item.fleet or (actor.token.fleet if actor.token else ""),
+        "skill": item.skill,
+        "resolution_ref": item.resolution_ref,
+        "fingerprint": item.fingerprint,
+        "agent": item.agent,
+        "import_key": item.import_key,
+        "created_by_id": actor.user.pk,
+        "created_by_token_id": actor.token.pk if actor.token else None,
+        "created_at": now,
+        "updated_at": now,
+        "valid_from": now,
+    }
+
+
+def fact_from_input(*, actor: Actor, item: FactInput, scope: dict[str, Any]) -> Fact:
+    """A new fact from ``item``, not saved yet."""
+    return Fact(**fact_values(actor=actor, item=item, scope=scope, now=timezone.now()))
+
+
+class FactRows:
+    """New facts written as plain rows (see ``memoryhub.db.bulk``): every column's
+    value in model order, defaults filled in, and the saved rows handed back as
+    ``Fact`` instances without going through the model layer per value."""
+
+    def __init__(self) -> None:
+        fields = Fact._meta.concrete_fields
+        self.names = [f.attname for f in fields if not f.primary_key]
+        self.defaults = {f.attname: f.get_default() for f in fields if not f.primary_key}
+        self.pk_index = next(i for i, f in enumerate(fields) if f.primary_key)
+        self.rows: list[tuple] = []
+
+    def add(self, values: dict[str, Any]) -> int:
+        """Queue a row; its index in ``rows``."""
+        row = {**self.defaults, **values}
+        self.rows.append(tuple(row[name] for name in self.names))
+        return len(self.rows) - 1
+
+    def add_copy(self, fact: Fact, **changes: Any) -> int:
+        """Queue a copy of ``fact`` with some fields changed."""
+        return self.add({**{name: getattr(fact, name) for name in self.names}, **changes})
+
+    def insert(self) -> list[Fact]:
+        """Write the queued rows; the saved facts, in order."""
+        ids = insert_returning_ids(Fact, self.names, self.rows)
+        names = list(self.names)
+        names.insert(self.pk_index, "id")
+        facts = []
+        for pk, row in zip(ids, self.rows, strict=True):
+            values = list(row)
+            values.insert(self.pk_index, pk)
+            facts.append(Fact.from_db(connection.alias, names, values))
+        self.rows = []
+        return facts
+
+
+def _resolve_supersedes(*, actor: Actor, fact_id: int) -> Fact:
+    old = Fact.objects.visible_to(actor.user).select_for_update().filter(pk=fact_id).first()
+    if old is None:
+        raise NotFound(f"No fact {fact_id} that you can see to supersede.")
+    if not old.is_editable_by(actor.user):
+        raise Forbidden(f"You cannot supersede fact {fact_id}: it is not yours.")
+    if old.superseded_by_id is not None:
+        raise InvalidInput(f"Fact {fact_id} is already superseded by {old.superseded_by_id}.")
+    return old
+
+
+def signature_of(item: FactInput, scope: dict[str, Any]) -> Signature:
+    """What the near-duplicate keys of ``item``, written in ``scope``, are built from."""
+    team = scope["team"]
+    return signature(
+        owner_id=scope["owner"].pk,
+        team_id=team.pk if team is not None else None,
+        visibility=scope["visibility"],
+        project=scope["project"],
+        layer=item.layer,
+        speaker=item.speaker,
+        content=item.content,
+        tags=item.tags,
+    )
+
+
+def keys_ensure_current() -> bool:
+    """Re-key the stored facts if their keys were built by other rules (once, after an
+    upgrade); whether it did. Inside the writing transaction."""
+    if not fact_keys_stale():
+        return False
+    fact_keys_rebuild()
+    return True
+
+
+# The merged fact's content changed: it waits for its new vector like an edited one.
+MERGED_FIELDS = (
+    "content",
+    "tags",
+    "importance",
+    "confidence",
+    "origin",
+    "updated_at",
+    "embedding_model",
+)
+
+
+def merges_apply(
+    *,
+    actor: Actor,
+    merges: list[tuple[Fact, FactInput, dict[str, Any]]],
+) -> list[int]:
+    """Fold near-duplicates into the facts they repeat, in order; the ids of the facts
+    merged into, to be embedded again.
+
+    Each merge keeps both parents, the target's previous statement and the incoming
+    one, as archived facts linked through ``derived_from``; the target takes the new
+    content, the union of the tags and the higher importance and confidence. The
+    writes of a whole batch go in a few statements."""
+    if not merges:
+        return []
+    now = timezone.now()
+    parents = FactRows()
+    for target, item, scope in merges:
+        parents.add_copy(target, status=Status.ARCHIVED, embedding_model="")
+        values = fact_values(actor=actor, item=item, scope=scope, now=now)
+        parents.add({**values, "status": Status.ARCHIVED})
+        target.content = item.content
+        target.tags = merged_tags(target.tags, item.tags)
+        target.importance = max(target.importance, item.importance)
+        target.confidence = max(target.confidence, item.confidence)
+        target.origin = Origin.MERGED
+        target.updated_at = now
+        target.embedding_model = ""
+    saved = parents.insert()
+    pairs = list(zip(saved[::2], saved[1::2], strict=True))  # (previous, incoming)
+    targets = list({id(target): target for target, _, _ in merges}.values())
+    update_rows(
+        Fact, MERGED_FIELDS, [(*(getattr(t, f) for f in MERGED_FIELDS), t.pk) for t in targets]
+    )
+    insert_rows(
+        Fact.derived_from.through,
+        ("from_fact_id", "to_fact_id"),
+        [
+            (target.pk, parent.pk)
+            for (target, _, _), pair in zip(merges, pairs, strict=True)
+            for parent in pair
+        ],
+    )
+    facts_index([t.pk for t in targets])
+    fact_keys_refresh(t.pk for t in targets)
+    audit_log_many(
+        actor=actor,
+        events=[
+            {
+                "action": "fact.merge",
+                "target_type": "fact",
+                "target_id": target.pk,
+                "details": {"parents": [previous.pk, incoming.pk]},
+            }
+            for (target, _, _), (previous, incoming) in zip(merges, pairs, strict=True)
+        ],
+    )
+    return [t.pk for t in targets]
+
+
+def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
+    """Store one fact for the acting user (or merge it into a near-duplicate)."""
+    config = memory_config_get()
+    item = fact_input_clean(data=data, config=config)
+    with transaction.atomic():
+        scope = scope_for_new_row(
+            user=actor.user, team=item.team, visibility=item.visibility, project=item.project
+        )
+        old = _resolve_supersedes(actor=actor, fact_id=item.supersedes) if item.supersedes else None
+        sig = signature_of(item, scope)
+        keys_ensure_current()
+        if old is None:
+            existing_id = DuplicateFinder(config.dedupe_similarity).find(sig)
+            if existing_id is not None:
+                existing = Fact.objects.get(pk=existing_id)
+                queue_embedding(merges_apply(actor=actor, merges=[(existing, item, scope)]), config)
+                return WriteResult(fact=existing, created=False)
+        fact = fact_from_input(actor=actor, item=item, scope=scope)
+        fact.save()
+        facts_index([], new=[fact.pk])
+        fact_keys_add([(fact.pk, sig)])
+        if old is not None:
+            old.valid_until = fact.created_at
+            old.superseded_by = fact
+            old.save(update_fields=["valid_until", "superseded_by"])
+            fact.derived_from.add(old)
+            fact_keys_refresh([old.pk])
+        audit_log(
+            actor=actor,
+            action="fact.create",
+            target_type="fact",
+            target_id=fact.pk,
+            details={
+                "category": fact.category,
+                "visibility": fact.visibility,
+                "project": fact.project,
+                **({"supersedes": old.pk} if old is not None else {}),
+            },
+        )
+        archived = enforce_active_cap(
+            actor=actor, owner_id=fact.owner_id, project=fact.project, config=config, keep=fact.pk
+        )
+        queue_embedding([fact.pk], config)
+    return WriteResult(fact=fact, created=True, archived=archived)
+
+
+def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[WriteResult]:
+    """Store many facts in one transaction. Every item is validated first: one bad item
+    rejects the batch (its index named) and nothing is written.
+
+    Items are taken in order, as if posted one by one: an item repeating a stored fact
+    or an earlier item of the batch merges into it. The inserts, their index rows and
+    the merges each go in a few statements."""
+    config = memory_config_get()
+    cleaned: list[FactInput] = []
+    for index, data in enumerate(items):
+        try:
+            cleaned.append(fact_input_clean(data=data, config=config))
+        except InvalidInput as exc:
+            raise InvalidInput(f"Item {index}: {exc.message}") from None
+        if cleaned[-1].supersedes:
+            raise InvalidInput(f"Item {index}: supersedes is only accepted one fact at a time.")
+    with transaction.atomic():
+        scopes: dict[tuple, dict[str, Any]] = {}
+        signatures: list[Signature] = []
+        for index, item in enumerate(cleaned):
+            key = (item.team, item.visibility, item.project)
+            if key not in scopes:
+                try:
+                    scopes[key] = scope_for_new_row(
+                        user=actor.user,
+                        team=item.team,
+                        visibility=item.visibility,
+                        project=item.project,
+                    )
+                except InvalidInput as exc:
+                    raise InvalidInput(f"Item {index}: {exc.message}") from None
+            signatures.append(signature_of(item, scopes[key]))
+        # Keys rebuilt just now are not committed: the look-ahead could not see them.
+        rebuilt = keys_ensure_current()
+        finder = DuplicateFinder(config.dedupe_similarity)
+        if len(cleaned) > 1 and not rebuilt:
+            finder.look_ahead(signatures)
+        rows = FactRows()
+        facts: list[Fact] = []
+        inserted: list[Signature] = []
+        now = timezone.now()
+        merges: list[tuple[object, FactInput, dict[str, Any]]] = []
+        # Per item: ("new", index in facts) or ("merge", index in merges).
+        plan: list[tuple[str, int]] = []
+
+        def write_new() -> None:
+            # New facts are written a piece at a time, while the look-ahead reads the
+            # candidates of the pieces after them.
+            written = rows.insert()
+            facts_index([], new=[f.pk for f in written])
+            fact_keys_add(
+                (fact.pk, sig) for fact, sig in zip(written, inserted[len(facts) :], strict=True)
+            )
+            facts.extend(written)
+
+        for index, (item, sig) in enumerate(zip(cleaned, signatures, strict=True)):
+            scope = scopes[(item.team, item.visibility, item.project)]
+            ref = finder.find(sig)
+            if ref is None:
+                finder.added(("new", len(inserted)), sig)
+                plan.append(("new", len(inserted)))
+                rows.add(fact_values(actor=actor, item=item, scope=scope, now=now))
+                inserted.append(sig)
+            else:
+                finder.merged(ref, sig)
+                plan.append(("merge", len(merges)))
+                merges.append((ref, item, scope))
+            if (index + 1) % WRITE_PIECE == 0:
+                write_new()
+        write_new()
+
+        stored = Fact.objects.in_bulk([ref for ref, _, _ in merges if isinstance(ref, int)])
+        targets = [stored[ref] if isinstance(ref, int) else facts[ref[1]] for ref, _, _ in merges]
+        merged = merges_apply(
+            actor=actor,
+            merges=[
+                (target, item, scope)
+                for target, (_, item, scope) in zip(targets, merges, strict=True)
+            ],
+        )
+        if facts:
+            audit_log(
+                actor=actor,
+                action="fact.bulk_create",
+                target_type="fact",
+                target_id=facts[0].pk,
+                details={"count": len(facts), "ids": [f.pk for f in facts][:100]},
+            )
+        for owner_id, project in {(f.owner_id, f.project) for f in facts}:
+            enforce_active_cap(actor=actor, owner_id=owner_id, project=project, config=config)
+        # One task embeds the batch: its new facts and the facts it merged into.
+        queue_embedding(list(dict.fromkeys([*(f.pk for f in facts), *merged])), config)
+    return [
+        WriteResult(fact=facts[ref], created=True)
+        if kind == "new"
+        else WriteResult(fact=targets[ref], created=False)
+        for kind, ref in plan
+    ]

@@ -1,0 +1,238 @@
+"""Distillation: a scope's new facts rolled into linked summaries (layer 2), and its
+summaries into one profile (layer 3)."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import models, transaction
+from django.utils import timezone
+
+from facts.dedupe import fact_keys_refresh
+from facts.models import Category, Fact, MemoryConfig, Origin, Source, Status
+from facts.search import FACT_VECTORS
+from facts.selectors import memory_config_get
+from facts.services.cleaning import EXCERPT_LENGTH
+from facts.services.embedding import queue_embedding
+from facts.sessions import facts_index
+from memoryhub.errors import InvalidInput
+from memoryhub.tasks import enqueue_on_commit
+from teams.services import Actor, audit_log
+
+# Sources summarised at once per scope, and summaries asked for.
+DISTILL_MAX_SOURCES = 200
+DISTILL_MAX_SUMMARIES = 5
+
+
+@dataclass(frozen=True)
+class DistillScope:
+    """Facts that may be rolled together: one owner, team, visibility and project."""
+
+    owner_id: int
+    team_id: int | None
+    visibility: str
+    project: str
+
+    def facts(self) -> Any:
+        return Fact.objects.filter(
+            owner_id=self.owner_id,
+            team_id=self.team_id,
+            visibility=self.visibility,
+            project=self.project,
+            status=Status.ACTIVE,
+        )
+
+
+@dataclass
+class DistillPlan:
+    """What the model said for one scope, before anything is written: the summaries
+    (text, source ids) and the profile (text) drawn from the scope's summaries with
+    these new ones."""
+
+    scope: DistillScope
+    summaries: list[tuple[str, list[int]]]
+    profile: str
+    provider: str
+
+
+def distill_scopes(
+    *, owner_id: int | None = None, project: str | None = None
+) -> list[DistillScope]:
+    """The scopes holding at least ``distillation_min_facts`` facts not yet distilled
+    (of one owner, or project, when given)."""
+    config = memory_config_get()
+    undistilled = Fact.objects.filter(layer=1, distilled=False, status=Status.ACTIVE)
+    if owner_id is not None:
+        undistilled = undistilled.filter(owner_id=owner_id)
+    if project is not None:
+        undistilled = undistilled.filter(project=project)
+    rows = (
+        undistilled.order_by()
+        .values("owner_id", "team_id", "visibility", "project")
+        .annotate(n=models.Count("id"))
+        .filter(n__gte=config.distillation_min_facts)
+    )
+    return [DistillScope(r["owner_id"], r["team_id"], r["visibility"], r["project"]) for r in rows]
+
+
+def facts_distill(
+    *,
+    owner_id: int | None = None,
+    project: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """Roll each due scope's new facts into one to five summaries (layer 2, linked to
+    their sources, which are marked distilled) and its summaries into one profile
+    (layer 3, one per scope, rewritten in place). The chat model (or the offline
+    provider) is asked everything first, outside any transaction; then the whole run
+    is written in one transaction. A model failure raises before anything is written,
+    so every source stays as it was. Scopes never mix: a summary is read by exactly
+    those who read its sources."""
+    from memoryhub.llm import SourceText
+    from memoryhub.llm.configured import llm_provider_get
+
+    provider = llm_provider_get()
+    scopes = distill_scopes(owner_id=owner_id, project=project)
+    plans: list[DistillPlan] = []
+    for done, scope in enumerate(scopes):
+        sources = list(
+            scope.facts()
+            .filter(layer=1, distilled=False)
+            .order_by("created_at", "pk")
+            .values_list("pk", "content")[:DISTILL_MAX_SOURCES]
+        )
+        answer = provider.summarize(
+            [SourceText(id=pk, text=content) for pk, content in sources],
+            max_summaries=DISTILL_MAX_SUMMARIES,
+        )
+        summaries = [(item.text, list(item.source_ids)) for item in answer.summaries]
+        # The profile reads the scope's summaries and the new ones (known here by
+        # negative ids until they are written).
+        earlier = list(scope.facts().filter(layer=2).order_by("pk").values_list("pk", "content"))
+        inputs = [SourceText(id=pk, text=text) for pk, text in earlier]
+        inputs += [SourceText(id=-n, text=text) for n, (text, _) in enumerate(summaries, 1)]
+        profile = provider.summarize(inputs, max_summaries=1).summaries if inputs else []
+        plans.append(
+            DistillPlan(
+                scope=scope,
+                summaries=summaries,
+                profile=profile[0].text if profile else "",
+                provider=answer.provider,
+            )
+        )
+        if progress:
+            progress(done + 1, len(scopes))
+    return _distill_write(plans)
+
+
+@transaction.atomic
+def _distill_write(plans: list[DistillPlan]) -> dict[str, Any]:
+    """Write every plan: its summaries, its sources marked distilled, its profile."""
+    config = memory_config_get()
+    created: list[int] = []
+    profiles: list[int] = []
+    for plan in plans:
+        open_ids = set(
+            plan.scope.facts().filter(layer=1, distilled=False).values_list("pk", flat=True)
+        )
+        for text, source_ids in plan.summaries:
+            # Sources deleted, moved out of the scope or distilled meanwhile are left out.
+            sources = [i for i in dict.fromkeys(source_ids) if i in open_ids]
+            if not sources:
+                continue
+            summary = _derived_fact(
+                scope=plan.scope, layer=2, content=text, sources=sources, config=config
+            )
+            created.append(summary.pk)
+            Fact.objects.filter(pk__in=sources).update(distilled=True)
+        summary_ids = list(plan.scope.facts().filter(layer=2).values_list("pk", flat=True))
+        if plan.profile and summary_ids:
+            profile = _profile_write(scope=plan.scope, content=plan.profile, sources=summary_ids)
+            profiles.append(profile.pk)
+    return {
+        "scopes": len(plans),
+        "summaries": created,
+        "profiles": profiles,
+        "providers": sorted({plan.provider for plan in plans}),
+    }
+
+
+def _derived_fact(
+    *, scope: DistillScope, layer: int, content: str, sources: list[int], config: MemoryConfig
+) -> Fact:
+    now = timezone.now()
+    category = Category.SUMMARY if layer == 2 else Category.PROFILE
+    fact = Fact.objects.create(
+        owner_id=scope.owner_id,
+        team_id=scope.team_id,
+        visibility=scope.visibility,
+        project=scope.project,
+        content=content[: config.max_content_length],
+        category=category,
+        source=Source.EXTRACTED,
+        layer=layer,
+        origin=Origin.INFERRED,
+        source_excerpt=content[:EXCERPT_LENGTH],
+        created_at=now,
+        updated_at=now,
+        valid_from=now,
+    )
+    fact.derived_from.set(sources)
+    facts_index([], new=[fact.pk])
+    fact_keys_refresh([fact.pk])
+    queue_embedding([fact.pk], config)
+    return fact
+
+
+def _profile_write(*, scope: DistillScope, content: str, sources: list[int]) -> Fact:
+    """The scope's one profile, rewritten in place (created the first time)."""
+    config = memory_config_get()
+    existing = scope.facts().filter(layer=3).order_by("pk").first()
+    if existing is None:
+        return _derived_fact(scope=scope, layer=3, content=content, sources=sources, config=config)
+    text = content[: config.max_content_length]
+    Fact.objects.filter(pk=existing.pk).update(
+        content=text,
+        source_excerpt=text[:EXCERPT_LENGTH],
+        updated_at=timezone.now(),
+        embedding_model="",
+    )
+    existing.derived_from.set(sources)
+    FACT_VECTORS.delete([existing.pk])
+    facts_index([existing.pk])
+    fact_keys_refresh([existing.pk])
+    queue_embedding([existing.pk], config)
+    return existing
+
+
+def facts_distill_request(*, actor: Actor, project: str | None = None) -> Any:
+    """Distill now: a job distilling the actor's due scopes (of ``project`` when
+    given), queued once this commits."""
+    from facts.tasks import facts_distill as facts_distill_task
+    from memoryhub.jobs import job_create
+
+    if project is not None and (not isinstance(project, str) or len(project) > 200):
+        raise InvalidInput("A project key is at most 200 characters.")
+    job = job_create(owner=actor.user, kind="distill", arguments={"project": project})
+    audit_log(actor=actor, action="memory.distill", target_type="job", target_id=job.pk)
+    enqueue_on_commit(facts_distill_task, job.pk)
+    return job
+
+
+def facts_distill_due() -> dict[str, Any] | None:
+    """The scheduled distillation: runs when switched on and its interval has passed."""
+    config = memory_config_get()
+    if not config.distillation_enabled:
+        return None
+    now = timezone.now()
+    interval = timedelta(hours=config.distillation_every_hours)
+    if config.distilled_at is not None and now - config.distilled_at < interval:
+        return None
+    # Claimed first, so two beats (or workers) never run it twice.
+    claimed = MemoryConfig.objects.filter(pk=config.pk, distilled_at=config.distilled_at).update(
+        distilled_at=now
+    )
+    if not claimed:
+        return None
+    return facts_distill()

@@ -1,0 +1,193 @@
+"""Creating facts: FTS and vectors in step, one embedding task a batch, near-duplicates,
+supersession and bad input."""
+
+import numpy as np
+import pytest
+
+from facts.models import Fact, Origin, Status
+from facts.search import FACT_FTS, FACT_VECTORS
+from facts.services.create import fact_bulk_create
+from facts.services.embedding import current_embedder
+from memoryhub.errors import Forbidden, InvalidInput, NotFound
+from teams.models import AuditEvent
+from teams.services import Actor
+
+pytestmark = pytest.mark.django_db
+
+
+def embedded(fact: Fact) -> bool:
+    return fact.pk in FACT_VECTORS.vectors([fact.pk])
+
+
+def test_create_indexes_and_embeds(owner, remember):
+    fact = remember(owner, "Our CI runs on self-hosted GitLab runners", tags=["ci"])
+    assert FACT_FTS.content_of(fact.pk) == (
+        "Our CI runs on self-hosted GitLab runners",
+        "ci",
+        "",
+        "",
+    )
+    assert embedded(fact)
+    assert fact.embedding_model == "local:all-MiniLM-L6-v2-int8"
+    assert FACT_VECTORS.models()[fact.pk] == fact.embedding_model
+
+
+def test_bulk_create_indexes_and_embeds_every_fact(owner, django_capture_on_commit_callbacks):
+    items = [{"content": f"Service number {i} listens on port {8000 + i}"} for i in range(30)]
+    with django_capture_on_commit_callbacks(execute=True):
+        results = fact_bulk_create(actor=Actor(user=owner), items=items)
+    ids = [r.fact.pk for r in results]
+    assert len(set(ids)) == 30 and all(r.created for r in results)
+    assert FACT_FTS.ids() >= set(ids)
+    assert set(FACT_VECTORS.vectors(ids)) == set(ids)
+
+
+def test_a_batch_queues_one_embedding_for_its_new_facts_and_merge_targets(
+    owner, django_capture_on_commit_callbacks
+):
+    actor = Actor(user=owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        [stored] = fact_bulk_create(
+            actor=actor, items=[{"content": "The nightly backup runs at two in the morning"}]
+        )
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        results = fact_bulk_create(
+            actor=actor,
+            items=[
+                {"content": "the nightly backup runs at two in the morning!"},
+                {"content": "Grafana dashboards live on the ops wiki"},
+            ],
+        )
+    # One task for the whole batch: its embedding, and its concept-graph extraction.
+    assert len(callbacks) == 2
+    merged, new = (r.fact.pk for r in results)
+    assert merged == stored.fact.pk and not results[0].created and results[1].created
+    embedder = current_embedder()
+    expected = embedder.embed(
+        [
+            "the nightly backup runs at two in the morning!",
+            "Grafana dashboards live on the ops wiki",
+        ]
+    )
+    vectors = FACT_VECTORS.vectors([merged, new])
+    assert np.allclose(vectors[merged], expected[0], atol=1e-5)
+    assert np.allclose(vectors[new], expected[1], atol=1e-5)
+
+
+def test_bulk_create_with_one_bad_item_writes_nothing(owner):
+    items = [{"content": "fine"}, {"content": "bad", "importance": 3}]
+    with pytest.raises(InvalidInput, match="Item 1: Importance must be between 0 and 1"):
+        fact_bulk_create(actor=Actor(user=owner), items=items)
+    assert not Fact.objects.exists()
+    assert not FACT_FTS.ids()
+
+
+def test_near_duplicate_updates_the_existing_fact_with_provenance(owner, remember):
+    first = remember(owner, "Alice prefers tabs over spaces in Python code", importance=0.4)
+    again = remember(owner, "alice prefers tabs over spaces in python code.", importance=0.7)
+    assert again.pk == first.pk
+    assert again.origin == Origin.MERGED
+    assert again.importance == 0.7
+    parents = list(again.derived_from.order_by("pk"))
+    assert [p.content for p in parents] == [
+        "Alice prefers tabs over spaces in Python code",
+        "alice prefers tabs over spaces in python code.",
+    ]
+    assert all(p.status == Status.ARCHIVED for p in parents)
+    assert Fact.objects.filter(status=Status.ACTIVE).count() == 1
+
+
+def test_same_subject_with_most_tags_shared_merges(owner, remember):
+    first = remember(
+        owner,
+        "Deploy window for the billing service is Tuesday morning",
+        tags=["billing", "deploy"],
+    )
+    second = remember(
+        owner,
+        "Billing service deploy window moved to Thursday",
+        tags=["billing", "deploy", "schedule"],
+    )
+    assert second.pk == first.pk
+    assert second.content == "Billing service deploy window moved to Thursday"
+    assert second.tags == ["billing", "deploy", "schedule"]
+
+
+def test_different_facts_or_scopes_do_not_merge(owner, teammate, team, remember):
+    a = remember(owner, "Alice prefers tabs over spaces in Python code")
+    b = remember(owner, "Alice runs the weekly incident review")
+    c = remember(owner, "Alice prefers tabs over spaces in Python code", project="web")
+    d = remember(teammate, "Alice prefers tabs over spaces in Python code")
+    assert len({a.pk, b.pk, c.pk, d.pk}) == 4
+
+
+def test_supersedes_closes_the_old_fact(owner, remember):
+    old = remember(owner, "The API rate limit is 100 requests per minute")
+    new = remember(owner, "The API rate limit is now 500 requests per minute", supersedes=old.pk)
+    old.refresh_from_db()
+    assert old.superseded_by_id == new.pk
+    assert old.valid_until == new.created_at
+    assert list(new.derived_from.all()) == [old]
+    assert old not in Fact.objects.recallable()
+
+
+def test_supersedes_a_fact_the_caller_cannot_see_is_404_and_writes_nothing(
+    owner, outsider, remember
+):
+    secret = remember(owner, "private thing")
+    with pytest.raises(NotFound):
+        remember(outsider, "my replacement", supersedes=secret.pk)
+    assert Fact.objects.count() == 1
+
+
+def test_supersedes_a_visible_fact_of_someone_else_is_403(owner, teammate, team, remember):
+    shared = remember(owner, "team thing", visibility="team")
+    with pytest.raises(Forbidden):
+        remember(teammate, "my replacement", supersedes=shared.pk)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"content": ""}, "must not be empty"),
+        ({"content": "   "}, "must not be empty"),
+        ({"content": "x" * 2001}, "the maximum is 2000"),
+        ({"content": "x", "category": "gossip"}, "Unknown category 'gossip'"),
+        ({"content": "x", "importance": 1.5}, "between 0 and 1"),
+        ({"content": "x", "importance": -0.1}, "between 0 and 1"),
+        ({"content": "x", "confidence": 2}, "between 0 and 1"),
+        ({"content": "x", "tags": "not-a-list"}, "list of strings"),
+        ({"content": "x", "visibility": "public"}, "Unknown visibility"),
+        ({"content": "x", "team": "Nope"}, "Unknown team"),
+    ],
+)
+def test_bad_input_is_refused_and_writes_nothing(owner, remember, data, message):
+    content = data.pop("content")
+    with pytest.raises(InvalidInput, match=message):
+        remember(owner, content, **data)
+    assert not Fact.objects.exists()
+    assert not AuditEvent.objects.filter(action__startswith="fact.").exists()
+
+
+def test_same_tags_about_different_people_do_not_merge(owner, remember):
+    rosa = remember(
+        owner,
+        "Rosa Quinn reviews pull requests for the search-indexer quickly",
+        tags=["review", "search-indexer"],
+    )
+    kofi = remember(
+        owner,
+        "Kofi Ivanova reviews pull requests for the search-indexer quickly",
+        tags=["review", "search-indexer"],
+    )
+    assert rosa.pk != kofi.pk
+    assert Fact.objects.filter(status=Status.ACTIVE).count() == 2
+
+
+def test_numbered_members_of_a_series_do_not_merge_but_updates_of_one_do(owner, remember):
+    one = remember(owner, "Service 1 listens on port 9001 in rack 4", tags=["services"])
+    two = remember(owner, "Service 2 listens on port 9002 in rack 4", tags=["services"])
+    assert one.pk != two.pk
+    moved = remember(owner, "Service 2 now listens on port 9102 in rack 5", tags=["services"])
+    assert moved.pk == two.pk and moved.content.startswith("Service 2 now")
+    assert Fact.objects.filter(status=Status.ACTIVE).count() == 2
