@@ -113,9 +113,9 @@ def preview_phase(args, rows: list[list[object]]) -> None:
 
     from facts.models import Fact
     from facts.search import FACT_VECTORS
-    from facts.services.embedding import current_embedder
+    from memoryhub.embeddings.configured import embedder_get
 
-    embedder = current_embedder()
+    embedder = embedder_get()
     scope = Fact.objects.filter(owner_id=user.pk)
     vectors = embedder.embed(topics)
 

@@ -161,10 +161,10 @@ def run_baselines(conversations: list[Conversation]) -> dict[str, Scores]:
     from facts.recall import recall_scope
     from facts.search import FACT_FTS, FACT_VECTORS
     from facts.selectors import memory_config_get
-    from facts.services.embedding import current_embedder
+    from memoryhub.embeddings.configured import embedder_get
     from memoryhub.search import match_any, rrf
 
-    embedder = current_embedder(memory_config_get())
+    embedder = embedder_get(memory_config_get())
     out = {name: Scores() for name in ("bm25", "vector only", "RRF k=60")}
     for conv in conversations:
         scope = recall_scope(user=conv.actor.user, project=None)

@@ -25,8 +25,8 @@ from facts.ranking import Candidate, RecallTuning, named_moments, rank
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.selectors import memory_config_get
 from facts.services.access import fact_touch
-from facts.services.embedding import current_embedder
 from facts.sessions import session_neighbours
+from memoryhub.embeddings.configured import embedder_get
 from memoryhub.embeddings.pipeline import embed_soon
 from memoryhub.errors import InvalidInput
 from memoryhub.search import Within, compile_within, ids_within, rrf
@@ -148,7 +148,7 @@ class QueryEmbedding:
         self.pending = None
         if config.embeddings_enabled:
             try:
-                self.pending = embed_soon(current_embedder(config), query)
+                self.pending = embed_soon(embedder_get(config), query)
             except Exception as exc:  # a remote embedder misconfigured, a model file gone
                 self._failed(exc)
 

@@ -1,7 +1,6 @@
 """Reads of the fact store. Every one starts from ``Fact.objects.visible_to(user)``."""
 
 import json
-import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -15,6 +14,7 @@ from facts.dedupe import KEYS_VERSION
 from facts.models import Category, Fact, Layer, MemoryConfig, MemoryReview, Source, Status
 from facts.search import FACT_FTS, FACT_VECTORS
 from memoryhub.cleaning import MAX_TAG_LENGTH
+from memoryhub.embeddings.configured import query_vector
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.refs import id_of
 from memoryhub.search import (
@@ -26,8 +26,6 @@ from memoryhub.search import (
 )
 from memoryhub.search.text import query_terms
 from teams.services import TEAM_NAME_MAX
-
-logger = logging.getLogger(__name__)
 
 SORTS = {
     "newest": ("-created_at", "-id"),
@@ -215,7 +213,7 @@ def fact_search(
     chosen = search_mode_clean(mode)
     query = search_query_clean(query, max_chars=SEARCH_MAX_CHARS)
     scope = fact_list_visible(user=user, filters=filters)
-    vector = _query_vector(query) if chosen == SearchMode.HYBRID else None
+    vector = query_vector(query) if chosen == SearchMode.HYBRID else None
     result = search_box(
         fts=FACT_FTS,
         query=query,
@@ -425,7 +423,7 @@ def fact_forget_preview(
     )
     for hit in hits:
         why[hit.id] = [f"holds the words {', '.join(terms)}"]
-    vector = _query_vector(topic)
+    vector = query_vector(topic)
     if vector is not None:
         for hit in FACT_VECTORS.knn(vector, k=FORGET_VECTOR_CANDIDATES, within=scope):
             if hit.similarity >= similarity:
@@ -434,21 +432,6 @@ def fact_forget_preview(
     matches = [ForgetMatch(fact=found[i], why=why[i]) for i in why if i in found]
     matches.sort(key=lambda m: (-len(m.why), -m.fact.pk))
     return matches
-
-
-def _query_vector(text: str) -> Any:
-    """The embedding of a search or a topic, or None when embeddings are off or the
-    embedder fails (the search then matches by words alone)."""
-    config = memory_config_get()
-    if not config.embeddings_enabled:
-        return None
-    from facts.services.embedding import current_embedder
-
-    try:
-        return current_embedder(config).embed([text])[0]
-    except Exception:  # the embedder is an edge we do not own: words still match
-        logger.warning("Embedding a search failed; matching by words only")
-        return None
 
 
 def learning_as_dict(fact: Fact) -> dict[str, Any]:

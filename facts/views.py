@@ -28,9 +28,10 @@ from facts.recall import fact_recall
 from facts.services.config import memory_config_update
 from facts.services.create import fact_create
 from facts.services.curation import UNDO_SECONDS, BulkOutcome, facts_bulk_change, facts_bulk_undo
-from facts.services.embedding import embedder_model_id, facts_needing_embedding
+from facts.services.embedding import facts_needing_embedding
 from facts.services.update import fact_delete, fact_update
 from facts.tasks import facts_backfill_embeddings
+from memoryhub.embeddings.configured import embedder_model_id
 from memoryhub.errors import ApplicationError, NotFound
 from memoryhub.htmx import htmx_partial, htmx_render
 from memoryhub.rendering import snippet_html

@@ -381,7 +381,7 @@ def test_a_running_import_shows_its_progress_before_its_one_transaction_commits(
     from facts import tasks
 
     settings.MEMORYHUB_IMPORT_INLINE_FACTS = 2
-    monkeypatch.setattr("facts.services.IMPORT_PIECE", 2)
+    monkeypatch.setattr("facts.services.importing.IMPORT_PIECE", 2)
     reported, release = threading.Event(), threading.Event()
     report = tasks.job_progress
 

@@ -1,4 +1,4 @@
-"""Embedding facts: the configured embedder, queueing after commit, embedding in chunks,
+"""Embedding facts (with the configured embedder): queueing after commit, embedding in chunks,
 the sweep of facts still waiting, and the backfill."""
 
 from collections.abc import Sequence
@@ -11,6 +11,7 @@ from facts.models import Fact, MemoryConfig, Status
 from facts.search import FACT_VECTORS
 from facts.selectors import memory_config_get
 from memoryhub.derived import facts_derived_queue
+from memoryhub.embeddings.configured import embedder_get, embedder_model_id
 from memoryhub.embeddings.pipeline import embed_chunks
 from memoryhub.tasks import enqueue_on_commit
 
@@ -21,19 +22,6 @@ EMBED_BATCH = 64
 EMBED_SWEEP = 1024
 EMBED_SWEEP_LOCK = "facts:embed-sweep"
 EMBED_SWEEP_LOCK_SECONDS = 300
-
-
-def current_embedder(config: MemoryConfig | None = None):
-    """The configured embedder (cached per configuration by the embeddings package)."""
-    from memoryhub.embeddings import get_embedder
-
-    config = config or memory_config_get()
-    return get_embedder(
-        provider=config.embeddings_provider,
-        url=config.embeddings_url,
-        model=config.embeddings_model,
-        api_key=config.embeddings_api_key,
-    )
 
 
 def queue_embedding(fact_ids: list[int], config: MemoryConfig) -> None:
@@ -56,7 +44,7 @@ def facts_embed(*, fact_ids: Sequence[int]) -> int:
     config = memory_config_get()
     if not config.embeddings_enabled:
         return 0
-    embedder = current_embedder(config)
+    embedder = embedder_get(config)
     ids = list(fact_ids)
 
     def chunks():
@@ -133,16 +121,6 @@ def facts_needing_embedding(config: MemoryConfig | None = None):
     """Facts without a vector from the configured model."""
     config = config or memory_config_get()
     return Fact.objects.exclude(embedding_model=embedder_model_id(config))
-
-
-def embedder_model_id(config: MemoryConfig) -> str:
-    """The model id the configured embedder stamps on vectors, without loading it."""
-    provider = config.embeddings_provider or "local"
-    if provider == "local":
-        from memoryhub.embeddings.local import MODEL_ID
-
-        return MODEL_ID
-    return f"{provider}:{config.embeddings_model}"
 
 
 def facts_backfill(*, batch_size: int = 256) -> int:

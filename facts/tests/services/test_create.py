@@ -7,7 +7,7 @@ import pytest
 from facts.models import Fact, Origin, Status
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services.create import fact_bulk_create
-from facts.services.embedding import current_embedder
+from memoryhub.embeddings.configured import embedder_get
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from teams.models import AuditEvent
 from teams.services import Actor
@@ -62,7 +62,7 @@ def test_a_batch_queues_one_embedding_for_its_new_facts_and_merge_targets(
     assert len(callbacks) == 2
     merged, new = (r.fact.pk for r in results)
     assert merged == stored.fact.pk and not results[0].created and results[1].created
-    embedder = current_embedder()
+    embedder = embedder_get()
     expected = embedder.embed(
         [
             "the nightly backup runs at two in the morning!",
