@@ -45,10 +45,8 @@ def _same_session() -> QuerySet:
     )
 
 
-def session_neighbours(ids: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
-    """(previous, next) neighbour of each of these facts that is in a session; facts
-    outside sessions (or gone) are left out."""
-    ids = list(dict.fromkeys(int(i) for i in ids))
+def _neighbour_subqueries() -> tuple[QuerySet, QuerySet]:
+    """The previous and the next fact of the outer fact's session, as subqueries."""
     when, pk = OuterRef("occurred_at"), OuterRef("pk")
     previous = (
         _same_session()
@@ -62,11 +60,26 @@ def session_neighbours(ids: Iterable[int]) -> dict[int, tuple[int | None, int | 
         .order_by("occurred_at", "pk")
         .values("pk")[:1]
     )
+    return previous, following
+
+
+def session_neighbours(ids: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
+    """(previous, next) neighbour of each of these facts that is in a session; facts
+    outside sessions (or gone) are left out."""
+    ids = list(dict.fromkeys(int(i) for i in ids))
     found: dict[int, tuple[int | None, int | None]] = {}
     for start in range(0, len(ids), CHUNK):
-        rows = (
+        # Most facts are in no session: the neighbour lookups run for the others only.
+        in_sessions = list(
             Fact.objects.filter(pk__in=ids[start : start + CHUNK])
             .exclude(session_id="")
+            .values_list("pk", flat=True)
+        )
+        if not in_sessions:
+            continue
+        previous, following = _neighbour_subqueries()
+        rows = (
+            Fact.objects.filter(pk__in=in_sessions)
             .order_by()
             .values_list("pk", Subquery(previous), Subquery(following))
         )

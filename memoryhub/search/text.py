@@ -1,5 +1,6 @@
 """Turning user text into safe full-text queries."""
 
+import functools
 import itertools
 import re
 
@@ -71,6 +72,8 @@ def match_all(text: str, *, prefix_last: bool = True, drop_stopwords: bool = Fal
 _SUFFIXES = ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "ly", "s")
 
 
+# Words recur across the candidates of every recall: a stem is worked out once.
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A light suffix-stripping stem, enough to tell that "painted", "paints" and
     "painting" share a word (the full-text index stems with Porter's rules; this only
