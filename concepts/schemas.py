@@ -12,10 +12,19 @@ class EntityOut(Schema):
     mentions: int = Field(description="Facts you can see that mention it")
 
 
+class EndOut(Schema):
+    """An end of a relation, named and typed as the facts stating the relation name it
+    (``GET /api/concept-graph/entities/{id}`` counts its mentions)."""
+
+    id: int
+    name: str
+    type: str
+
+
 class RelationOut(Schema):
-    subject: EntityOut
+    subject: EndOut
     relation: str
-    object: EntityOut
+    object: EndOut
     weight: int = Field(description="Facts you can see that state it")
     source_fact_ids: list[int]
 

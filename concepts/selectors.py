@@ -67,6 +67,18 @@ class EntityView:
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "type": self.type, "mentions": self.mentions}
 
+    def as_end(self) -> dict[str, Any]:
+        """The entity as an end of a relation: named, typed, not counted."""
+        return {"id": self.id, "name": self.name, "type": self.type}
+
+
+def _view(entity_id: int, names: Counter, types: Counter, mentions: int) -> EntityView:
+    """An entity by the name most of its mentions give it, and the type (a specific one
+    first among equals)."""
+    name = min(names.items(), key=lambda item: (-item[1], item[0]))[0]
+    kind = min(types.items(), key=lambda item: (-item[1], item[0] not in _SPECIFIC, item[0]))[0]
+    return EntityView(id=entity_id, name=name, type=kind, mentions=mentions)
+
 
 def concept_entities_describe(
     *, user: Any, entity_ids: Iterable[int], project: str | None = None
@@ -89,15 +101,27 @@ def concept_entities_describe(
         names[entity_id][name] += n
         types[entity_id][kind] += n
         mentions[entity_id] += n
-    views = {}
-    for entity_id, total in mentions.items():
-        name = min(names[entity_id].items(), key=lambda item: (-item[1], item[0]))[0]
-        kind = min(
-            types[entity_id].items(),
-            key=lambda item: (-item[1], item[0] not in _SPECIFIC, item[0]),
-        )[0]
-        views[entity_id] = EntityView(id=entity_id, name=name, type=kind, mentions=total)
-    return views
+    return {
+        entity_id: _view(entity_id, names[entity_id], types[entity_id], total)
+        for entity_id, total in mentions.items()
+    }
+
+
+def _ends_described(edges: list[dict[str, Any]]) -> dict[int, EntityView]:
+    """The ends of ``edges`` named and typed as the facts stating them (their listed
+    sources, all visible) name and type them. Bounded by the edges' sources, where a
+    count of every visible mention of a much-mentioned end would read thousands of rows
+    per end; ``mentions`` is left 0 (an end is not counted)."""
+    facts = {fact_id for e in edges for fact_id in e["source_fact_ids"]}
+    ends = {e["subject_id"] for e in edges} | {e["object_id"] for e in edges}
+    names: dict[int, Counter] = defaultdict(Counter)
+    types: dict[int, Counter] = defaultdict(Counter)
+    for entity_id, name, kind in Mention.objects.filter(
+        fact_id__in=facts, entity_id__in=ends
+    ).values_list("entity_id", "name", "type"):
+        names[entity_id][name] += 1
+        types[entity_id][kind] += 1
+    return {i: _view(i, names[i], types[i], 0) for i in names}
 
 
 def concept_entity_get_visible(
@@ -181,9 +205,9 @@ def _edges(triples: QuerySet[Triple], *, limit: int, offset: int = 0) -> list[di
 def _named(edges: list[dict[str, Any]], views: dict[int, EntityView]) -> list[dict[str, Any]]:
     return [
         {
-            "subject": views[e["subject_id"]].as_dict(),
+            "subject": views[e["subject_id"]].as_end(),
             "relation": e["relation"],
-            "object": views[e["object_id"]].as_dict(),
+            "object": views[e["object_id"]].as_end(),
             "weight": e["weight"],
             "source_fact_ids": e["source_fact_ids"],
         }
@@ -230,12 +254,7 @@ def concept_relations(
         triples = triples.filter(relation=relation)
     # With a type filter the other ends are typed first, so the limit counts matches.
     edges = _edges(triples, limit=MAX_RELATIONS if type else limit)
-    views = concept_entities_describe(
-        user=user,
-        entity_ids={e["subject_id"] for e in edges} | {e["object_id"] for e in edges},
-        project=project,
-    )
-    named = _named(edges, views)
+    named = _named(edges, {**_ends_described(edges), entity.id: entity})
     if type:
         named = [
             e
@@ -399,12 +418,7 @@ def concept_edges_visible(
         triples = triples.filter(relation=relation)
     count = triples.values("subject_id", "relation", "object_id").distinct().count()
     edges = _edges(triples, limit=limit, offset=offset)
-    views = concept_entities_describe(
-        user=user,
-        entity_ids={e["subject_id"] for e in edges} | {e["object_id"] for e in edges},
-        project=project,
-    )
-    return _named(edges, views), count
+    return _named(edges, _ends_described(edges)), count
 
 
 def concept_stats(*, user: Any, project: str | None = None) -> dict[str, Any]:

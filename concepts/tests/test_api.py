@@ -58,6 +58,31 @@ def test_query_answers_an_entitys_relations_with_weights_and_source_facts(world,
     assert relations(out) == {("Ledgerd", "runs_on", "Postgres", 1)}
 
 
+def test_a_relation_names_its_ends_as_the_facts_stating_it_name_them(
+    owner, teammate, team, remember, owner_client, teammate_client
+):
+    remember(owner, "The Ledger Daemon runs on Postgres.", visibility="team")
+    remember(owner, "The billing service depends on the Ledger Daemon.", visibility="team")
+    # Alice's private fact writes the name in capitals; her teammate never sees it.
+    remember(owner, "LEDGER DAEMON calls Nightjar.", visibility="private")
+    body = get(teammate_client, "/query", entity="postgres").json()
+    (relation,) = body["relations"]
+    assert relation["subject"] == {
+        "id": relation["subject"]["id"],
+        "name": "Ledger Daemon",
+        "type": relation["subject"]["type"],
+    }
+    assert "mentions" in body["entity"] and "mentions" not in relation["subject"]
+    edges = get(teammate_client, "/edges").json()["items"]
+    assert {e["subject"]["name"] for e in edges} == {"billing service", "Ledger Daemon"}
+    # Most of Alice's facts write "Ledger Daemon"; the one stating this relation does not.
+    mine = get(owner_client, "/query", entity="nightjar").json()
+    assert {r["subject"]["name"] for r in mine["relations"]} == {"LEDGER DAEMON"}
+    assert get(owner_client, "/query", entity="ledger daemon").json()["entity"]["name"] == (
+        "Ledger Daemon"
+    )
+
+
 def test_a_teammate_sees_counts_and_weights_of_team_facts_only(world, teammate_client):
     body = get(teammate_client, "/query", entity="Ledgerd").json()
 
