@@ -212,6 +212,7 @@ def baseline_path(adjacency, start: int, end: int, hops: int) -> bool:
 
 def queries(edges: int, count: int) -> list[list[object]]:
     from concepts.selectors import (
+        concept_entity_find_visible,
         concept_entity_get_visible,
         concept_paths,
         concept_relations,
@@ -229,11 +230,16 @@ def queries(edges: int, count: int) -> list[list[object]]:
         except Exception:  # an entity no triple drew
             continue
     picks = [p for p in picks if p in views]
-    neighbours, paths, load, base_paths = [], [], [], []
+    neighbours, queries_by_name, paths, load, base_paths = [], [], [], [], []
     for entity in picks:
         began = time.perf_counter()
         concept_relations(user=user, entity=views[entity], limit=50)
         neighbours.append(time.perf_counter() - began)
+    for entity in picks:  # what GET /query?entity=NAME does: find the entity, then this
+        began = time.perf_counter()
+        found = concept_entity_find_visible(user=user, name=views[entity].name)
+        concept_relations(user=user, entity=found, limit=50)
+        queries_by_name.append(time.perf_counter() - began)
     pairs = [(rng.choice(picks), rng.choice(picks)) for _ in range(count)]
     found = 0
     for a, b in pairs:
@@ -250,6 +256,7 @@ def queries(edges: int, count: int) -> list[list[object]]:
     rows = []
     for name, seconds, target in (
         ("neighbours (selector, SQL)", neighbours, "<= 20 ms"),
+        ("  the entity found by name first, as the query endpoint does", queries_by_name, ""),
         ("3-hop path (selector, BFS per hop in SQL)", paths, "<= 100 ms"),
         ("3-hop path (baseline: load visible edges + BFS)", base_paths, ""),
         ("  of which loading the edges", load, ""),
