@@ -5,6 +5,7 @@ from celery import shared_task
 from concepts import services
 from memoryhub.jobs import job_progress, job_run
 from memoryhub.llm import ChatModelUnavailable
+from memoryhub.tasks import retried_while_failing
 
 # Facts the periodic catch-up extracts per run.
 CATCH_UP_LIMIT = 2000
@@ -13,10 +14,7 @@ CATCH_UP_LIMIT = 2000
 @shared_task(
     name="concepts.extract",
     acks_late=True,
-    autoretry_for=(ChatModelUnavailable,),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    max_retries=5,
+    **retried_while_failing(ChatModelUnavailable),
 )
 def concept_facts_extract(fact_ids: list[int]) -> int:
     """Extract these facts into the graph; retried with backoff while the chat model

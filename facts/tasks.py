@@ -6,6 +6,7 @@ from facts.services import curation, distillation, embedding, extraction
 from memoryhub.embeddings import EmbeddingError
 from memoryhub.jobs import job_progress, job_run
 from memoryhub.models import Job
+from memoryhub.tasks import retried_while_failing
 from teams.models import AgentToken
 from teams.services import Actor
 
@@ -13,10 +14,7 @@ from teams.services import Actor
 @shared_task(
     name="facts.embed",
     acks_late=True,
-    autoretry_for=(EmbeddingError,),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    max_retries=5,
+    **retried_while_failing(EmbeddingError),
 )
 def facts_embed(fact_ids: list[int]) -> int:
     """Embed these facts, and those waiting behind them; retried with backoff while

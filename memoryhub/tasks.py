@@ -77,6 +77,18 @@ def enqueue(task: Task, *args: Any) -> bool:
     return True
 
 
+def retried_while_failing(*errors: type[Exception]) -> dict[str, Any]:
+    """Task options for work that waits on an edge we do not own (the embedder, the chat
+    model): retried with backoff from 5 s up to 5 min, five times, while ``errors``
+    are raised; the periodic catch-up takes over after that."""
+    return {
+        "autoretry_for": errors,
+        "retry_backoff": 5,
+        "retry_backoff_max": 300,
+        "max_retries": 5,
+    }
+
+
 def enqueue_on_commit(task: Task, *args: Any) -> None:
     """Queue ``task`` once the current transaction commits (never for rolled-back data)."""
     transaction.on_commit(lambda: enqueue(task, *args))

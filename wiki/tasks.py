@@ -3,6 +3,7 @@
 from celery import shared_task
 
 from memoryhub.embeddings import EmbeddingError
+from memoryhub.tasks import retried_while_failing
 from wiki import services
 
 
@@ -15,10 +16,7 @@ def wiki_pages_rescan() -> int:
 @shared_task(
     name="wiki.embed",
     acks_late=True,
-    autoretry_for=(EmbeddingError,),
-    retry_backoff=5,
-    retry_backoff_max=300,
-    max_retries=5,
+    **retried_while_failing(EmbeddingError),
 )
 def wiki_pages_embed(page_ids: list[int]) -> int:
     """Embed these pages' passages, and those of pages waiting behind them; retried with
