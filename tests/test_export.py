@@ -579,6 +579,8 @@ def test_a_bad_upload_is_refused_on_the_page_and_nothing_is_written(
 
 
 def test_an_upload_without_a_file_or_a_login_is_refused(client, teammate_client, nothing_written):
+    page = teammate_client.get("/memory/import/").content.decode()
+    assert 'id="import-form"' in page and 'enctype="multipart/form-data"' in page
     answer = teammate_client.post("/memory/import/", {}, headers={"HX-Request": "true"})
     assert answer.status_code == 400 and "Choose a JSON file" in answer.content.decode()
     anonymous = upload(client, b'[{"id": "1", "memory": "Anything"}]')
