@@ -22,7 +22,7 @@ exit 1
 endef
 export find_python
 
-.PHONY: run test lint format bench venv clean
+.PHONY: run test test-postgres lint format bench venv clean
 
 $(PY):
 	@py="$$(bash -c "$$find_python")" || { \
@@ -59,6 +59,10 @@ run: $(VENV)/.installed-run
 
 test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The same suite on a throwaway PostgreSQL server with pgvector (from the test extras).
+test-postgres: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
+	$(PY) -m memoryhub.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .

@@ -27,6 +27,27 @@ REDIS_TEST_URL = os.environ.get("MEMORYHUB_TEST_REDIS_URL", "redis://127.0.0.1:6
 PASSWORD = "correct horse battery staple"
 
 
+def test_engine() -> str:
+    """The engine the suite runs on: "sqlite" or "postgresql" (``DATABASE_URL``)."""
+    return (
+        "sqlite"
+        if settings.DATABASES["default"]["ENGINE"] == settings.SQLITE_ENGINE
+        else ("postgresql")
+    )
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Tests of one engine's own machinery (``@pytest.mark.sqlite_only(reason)``,
+    ``postgresql_only``) are skipped on the other, with the reason they give."""
+    engine = test_engine()
+    for item in items:
+        for name, only in (("sqlite_only", "sqlite"), ("postgresql_only", "postgresql")):
+            marker = item.get_closest_marker(name)
+            if marker is not None and engine != only:
+                why = marker.args[0] if marker.args else f"{only} only"
+                item.add_marker(pytest.mark.skip(reason=f"{only} only: {why}"))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _celery_eager() -> Iterator[None]:
     """Unit tests run tasks in-process; integration tests start real workers."""
@@ -273,6 +294,11 @@ def worker_env(
     db = settings.DATABASES["default"]
     if db["ENGINE"] == settings.SQLITE_ENGINE:
         env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
+    else:  # the test database, which the test run made beside the configured one
+        password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+        env["DATABASE_URL"] = (
+            f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+        )
     env.pop("REDIS_URL", None)
     if redis_url:
         env["REDIS_URL"] = redis_url

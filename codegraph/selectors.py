@@ -158,7 +158,7 @@ def symbol_find(
             hits = _symbol_hits(base.filter(name__iexact=query).order_by(*ordering)[:limit])
         return hits
     if mode == "prefix":
-        return _symbol_hits(base.filter(name__startswith=query).order_by(*ordering)[:limit])
+        return _symbol_hits(base.filter(name__istartswith=query).order_by(*ordering)[:limit])
     # fuzzy: ranked words first, then substrings the words missed.
     match = match_all(split_identifier(query))
     ranked = SYMBOL_FTS.search(match, limit=limit, within=base) if match else []

@@ -4,7 +4,7 @@ service" name one node."""
 import re
 import unicodedata
 
-from memoryhub.unicode import LONE_SURROGATE
+from memoryhub.unicode import UNSTORABLE
 
 from .models import NAME_LENGTH
 
@@ -33,7 +33,7 @@ def entity_key(name: str) -> str:
     punctuation, simple plurals made singular (lower-case words, and the last word of a
     name of several), case-folded, single
     spaces. "" for a name with nothing left."""
-    text = unicodedata.normalize("NFKC", LONE_SURROGATE.sub("", name))
+    text = unicodedata.normalize("NFKC", UNSTORABLE.sub("", name))
     text = " ".join(text.split()).strip(_EDGE_PUNCTUATION + " ")
     text = _DETERMINER.sub("", text)
     words = text.split()

@@ -20,7 +20,7 @@ from memoryhub.jobs import job_create
 from memoryhub.llm import ChatProvider, SourceText
 from memoryhub.refs import MAX_ID
 from memoryhub.tasks import enqueue_on_commit
-from memoryhub.unicode import LONE_SURROGATE
+from memoryhub.unicode import UNSTORABLE
 from teams.models import Visibility
 from teams.services import Actor, audit_log, scope_for_new_row
 
@@ -308,7 +308,7 @@ def concept_graph_build_request(*, actor: Actor, project: str | None = None) -> 
 
 
 def _alias_name(value: Any, what: str) -> tuple[str, str]:
-    if not isinstance(value, str) or LONE_SURROGATE.search(value):
+    if not isinstance(value, str) or UNSTORABLE.search(value):
         raise InvalidInput(f"The {what} must be text.")
     name = " ".join(value.split())
     if len(name) > NAME_LENGTH:

@@ -14,7 +14,7 @@ from facts.services.config import SECRET_FIELDS
 from memoryhub.cleaning import MAX_TAG_LENGTH
 from memoryhub.errors import InvalidInput
 from memoryhub.search import SearchMode
-from memoryhub.unicode import LONE_SURROGATE
+from memoryhub.unicode import UNSTORABLE
 from teams.models import Visibility
 
 
@@ -25,8 +25,8 @@ def _any(choices: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
 def _refuse_lone_surrogates(form: forms.Form) -> None:
     """Text no index or database can encode: a message, not a server error."""
     for name, value in form.cleaned_data.items():
-        if isinstance(value, str) and LONE_SURROGATE.search(value):
-            form.add_error(name, "This is not valid Unicode text (a lone surrogate).")
+        if isinstance(value, str) and UNSTORABLE.search(value):
+            form.add_error(name, "This is not storable text (a lone surrogate or a NUL character).")
 
 
 class FactFilterForm(forms.Form):

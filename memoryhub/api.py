@@ -33,7 +33,7 @@ from teams.services import Actor
 
 
 class StorableJsonParser(Parser):
-    """JSON bodies, refusing text that cannot be stored (lone surrogates)."""
+    """JSON bodies, refusing text that cannot be stored (lone surrogates, NUL)."""
 
     def parse_body(self, request: HttpRequest) -> Any:
         data = super().parse_body(request)

@@ -182,6 +182,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "memoryhub.middleware.UnstorableTextMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -212,6 +213,7 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------------
 
 SQLITE_ENGINE = "memoryhub.db.sqlite3"
+POSTGRES_ENGINE = "django.db.backends.postgresql"
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     try:
@@ -220,24 +222,34 @@ if DATABASE_URL:
         raise ImproperlyConfigured(f"DATABASE_URL cannot be read: {exc}") from None
     if _db["ENGINE"] == "django.db.backends.sqlite3":
         _db["ENGINE"] = SQLITE_ENGINE
-    else:
-        # The search core (full-text, vectors, near-duplicate keys) runs on SQLite only
-        # for now: stop here rather than at the first write.
+    elif _db["ENGINE"] != POSTGRES_ENGINE:
+        # The search core (full-text, vectors, near-duplicate keys) is built for these
+        # two: stop here rather than at the first write.
         raise ImproperlyConfigured(
             f"DATABASE_URL names a {_db['ENGINE'].rsplit('.', 1)[-1]} database, but "
-            "MemoryHub runs on SQLite only for now (PostgreSQL with pgvector is not built "
-            "yet). Unset DATABASE_URL, or point it at a file: sqlite:////path/db.sqlite3."
+            "MemoryHub runs on SQLite or PostgreSQL (with pgvector). Point it at a file "
+            "(sqlite:////path/db.sqlite3) or a server (postgres://user@host:5432/name)."
         )
 else:
     _db = {"ENGINE": SQLITE_ENGINE, "NAME": DATA_DIR / "memoryhub.sqlite3"}
 # How long a thread keeps its database connection. A SQLite connection is a file handle
 # with its own page cache: reopening it per request starts every request cold, so it is
-# kept (None); a server connection is kept a minute.
-if env_str("DB_CONN_MAX_AGE").strip():
+# kept (None). On PostgreSQL each process keeps a pool of connections shared by its
+# threads (DB_POOL_MAX_SIZE at most; DB_POOL=false for one connection per thread, as
+# behind PgBouncer), and a pooled connection goes back to the pool after each request.
+_pooled = _db["ENGINE"] == POSTGRES_ENGINE and env_bool("DB_POOL", True)
+if _pooled:
+    _db.setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env_int("DB_POOL_MIN_SIZE", 1, minimum=0),
+        "max_size": env_int("DB_POOL_MAX_SIZE", 10, minimum=1),
+        "timeout": env_int("DB_POOL_TIMEOUT", 30, minimum=1),
+    }
+    _db["CONN_MAX_AGE"] = 0
+elif env_str("DB_CONN_MAX_AGE").strip():
     _db["CONN_MAX_AGE"] = env_int("DB_CONN_MAX_AGE", 0, minimum=0)
 else:
     _db["CONN_MAX_AGE"] = None if _db["ENGINE"] == SQLITE_ENGINE else 60
-_db["CONN_HEALTH_CHECKS"] = True
+_db["CONN_HEALTH_CHECKS"] = not _pooled
 if _db["ENGINE"] == SQLITE_ENGINE:
     # A file (not shared memory) so that worker processes and the live test server
     # see the same test database; one per test run, so concurrent runs don't collide.

@@ -1,6 +1,7 @@
 """Bad input anywhere answers 4xx with a message and changes nothing; health and docs."""
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from teams.models import AuditEvent, MemorySettings
@@ -46,6 +47,7 @@ def test_openapi_docs_are_served():
 
 def test_health_reports_database_and_vec_without_auth():
     body = Client().get("/api/health").json()
-    assert body["database"] == {"ok": True, "engine": "sqlite"}
-    assert body["vec"]["ok"] is True and body["vec"]["version"].startswith("v")
+    assert body["database"] == {"ok": True, "engine": connection.vendor}
+    # sqlite-vec says "v0.1.9", pgvector "0.8.6".
+    assert body["vec"]["ok"] is True and body["vec"]["version"].lstrip("v")[:1].isdigit()
     assert set(body) == {"status", "database", "vec", "broker", "worker"}

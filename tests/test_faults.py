@@ -23,7 +23,12 @@ from memoryhub.queue import celery_queue_settings
 from memoryhub.tasks import queue_circuit
 from teams.services import Actor
 
-pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.django_db(transaction=True),
+    # "Each embedded once" is counted in sqlite-vec's change log of vector writes.
+    pytest.mark.sqlite_only("counts vector writes in the sqlite-vec change log"),
+]
 
 EMBEDDED = "local:all-MiniLM-L6-v2-int8"
 

@@ -132,6 +132,7 @@ def test_forgetting_removes_the_facts_and_all_that_derives_from_them(alice, worl
     assert "98765" not in str(AuditEvent.objects.filter(actor=owner).values_list("details"))
 
 
+@pytest.mark.sqlite_only("reads the database file and its write-ahead log")
 def test_nothing_forgotten_stays_anywhere_in_the_database_or_its_files(
     alice, world, owner, secret, payer
 ):
@@ -190,6 +191,7 @@ def test_a_cascading_delete_forgets_one_fact_and_answers_the_receipt(alice, worl
     assert not Fact.objects.filter(pk=world["salary"].pk).exists()
 
 
+@pytest.mark.sqlite_only("reads the database file and its write-ahead log")
 def test_the_file_keeps_no_trace_of_a_plain_delete_either(alice, owner, remember):
     fact = remember(owner, f"The vault combination is 31-41-59-{uuid.uuid4().hex[:6]}")
     assert alice.delete(f"/api/memories/{fact.pk}").status_code == 204

@@ -72,6 +72,7 @@ def test_memberships_stored_before_become_the_users_groups(owner, teammate, outs
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.sqlite_only("the FTS5 index of two columns that came before")
 def test_facts_stored_before_sessions_had_an_order_are_dated_and_indexed_with_neighbours(owner):
     from datetime import UTC, datetime, timedelta
 

@@ -1,6 +1,7 @@
 """Settings from the environment: a value that cannot be read stops start-up with the
 variable's name, and reading the settings alone writes nothing."""
 
+import json
 import os
 import subprocess
 import sys
@@ -48,10 +49,31 @@ def test_an_unreadable_value_stops_start_up_naming_the_variable(tmp_path, name, 
     assert f"{name}={value!r}" in done.stderr and says in done.stderr, done.stderr[-600:]
 
 
-def test_a_postgresql_database_is_refused_at_start_up_until_it_is_supported(tmp_path):
-    done = start(tmp_path, DATABASE_URL="postgres://memoryhub@127.0.0.1:5432/memoryhub")
+def test_an_engine_other_than_sqlite_or_postgresql_is_refused_at_start_up(tmp_path):
+    done = start(tmp_path, DATABASE_URL="mysql://memoryhub@127.0.0.1:3306/memoryhub")
     assert done.returncode != 0
-    assert "runs on SQLite only for now" in done.stderr, done.stderr[-600:]
+    assert "runs on SQLite or PostgreSQL" in done.stderr, done.stderr[-600:]
+
+
+SHOW_DATABASE = (
+    "import json; from django.conf import settings; db = settings.DATABASES['default']; "
+    "print(json.dumps({k: db[k] for k in ('ENGINE', 'NAME', 'HOST', 'PORT', 'CONN_MAX_AGE')}"
+    " | {'pool': db.get('OPTIONS', {}).get('pool')}))"
+)
+
+
+def test_a_postgresql_url_runs_on_a_pool_of_connections_per_process(tmp_path):
+    url = "postgres://memoryhub@db.internal:5433/memoryhub"
+    done = start(tmp_path, code=SHOW_DATABASE, DATABASE_URL=url, DB_POOL_MAX_SIZE="4")
+    assert done.returncode == 0, done.stderr[-600:]
+    db = json.loads(done.stdout)
+    assert db["ENGINE"] == "django.db.backends.postgresql"
+    assert (db["NAME"], db["HOST"], db["PORT"]) == ("memoryhub", "db.internal", 5433)
+    assert db["pool"] == {"min_size": 1, "max_size": 4, "timeout": 30}
+    assert db["CONN_MAX_AGE"] == 0  # pooled connections go back after each request
+    done = start(tmp_path, code=SHOW_DATABASE, DATABASE_URL=url, DB_POOL="false")
+    db = json.loads(done.stdout)
+    assert (db["pool"], db["CONN_MAX_AGE"]) == (None, 60)  # one per thread, as behind PgBouncer
 
 
 def test_readable_values_start(tmp_path):

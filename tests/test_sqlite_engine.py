@@ -7,7 +7,7 @@ import struct
 import pytest
 from django.db import connection
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.sqlite_only("the SQLite engine itself")]
 
 
 def test_sqlite_vec_is_loaded_on_djangos_connection():

@@ -10,6 +10,9 @@ from facts.search import FACT_VECTORS
 from memoryhub.search import vectors
 from memoryhub.search.mirror import INT8_SCALE, IndexCopy, int8_vector, sign_bits
 
+# PostgreSQL searches pgvector's own index; nothing is copied into memory.
+pytestmark = pytest.mark.sqlite_only("in-memory copies of sqlite-vec indexes")
+
 DIM = 384
 
 

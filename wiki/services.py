@@ -143,7 +143,7 @@ def _page_for_write(*, actor: Actor, project: str, slug: str) -> Page | None:
     page of another owner the writer can edit. A visible page the writer cannot edit
     blocks the write, so one slug never names two pages for the same reader."""
     own = (
-        Page.objects.select_for_update()
+        Page.objects.select_for_update(of=("self",))
         .filter(owner=actor.user, project=project, slug=slug)
         .first()
     )
@@ -284,7 +284,11 @@ def _after_save(
 def _locked(page: Page) -> Page:
     """The page's row, locked for the rest of the transaction; 404 if it is gone, so a
     write never brings back a page that was deleted meanwhile."""
-    locked = Page.objects.select_for_update().select_related("owner", "team").filter(pk=page.pk)
+    locked = (
+        Page.objects.select_for_update(of=("self",))
+        .select_related("owner", "team")
+        .filter(pk=page.pk)
+    )
     current = locked.first()
     if current is None:
         raise NotFound(f"No page {page.pk}: it was deleted.")
@@ -529,7 +533,7 @@ def _passages_store(
     stored = 0
     with transaction.atomic():
         current = dict(
-            Page.objects.select_for_update()
+            Page.objects.select_for_update(of=("self",))
             .filter(pk__in=[pk for pk, _, _ in pages])
             .values_list("pk", "content_hash")
         )
@@ -592,7 +596,7 @@ def wiki_quotes_forget(*, actor: Actor, texts: Sequence[str]) -> dict[str, list[
         )
         holding.update(Page.objects.filter(quoting).values_list("pk", flat=True))
         holding.update(PageRevision.objects.filter(quoting).values_list("page_id", flat=True))
-    for page in Page.objects.filter(pk__in=holding).order_by("pk").select_for_update():
+    for page in Page.objects.filter(pk__in=holding).order_by("pk").select_for_update(of=("self",)):
         if not page.can_be_edited_by(actor.user):
             others.append(page.pk)
             continue

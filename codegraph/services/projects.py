@@ -132,7 +132,9 @@ def code_project_register(
     with transaction.atomic():
         # Locked: a project deleted meanwhile must not come back through this save().
         existing = (
-            CodeProject.objects.select_for_update().filter(owner=actor.user, name=name).first()
+            CodeProject.objects.select_for_update(of=("self",))
+            .filter(owner=actor.user, name=name)
+            .first()
         )
         if existing is None:
             scope = scope_for_new_row(
@@ -233,7 +235,7 @@ def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProje
         raise Forbidden("Only the project's owner or a team admin can scan it.")
 
     with transaction.atomic():
-        locked = CodeProject.objects.select_for_update().get(pk=code_project.pk)
+        locked = CodeProject.objects.select_for_update(of=("self",)).get(pk=code_project.pk)
         if locked.is_scanning:
             return locked
         locked.state = ScanState.QUEUED

@@ -26,7 +26,8 @@ from facts.services.embedding import queue_embedding
 from facts.services.retention import enforce_active_cap
 from facts.sessions import facts_index
 from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
-from memoryhub.errors import Forbidden, InvalidInput, NotFound
+from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryhub.locking import writes_serialise
 from teams.services import Actor, audit_log, audit_log_many, scope_for_new_row
 
 # New facts of a batch are inserted this many items at a time.
@@ -121,7 +122,12 @@ class FactRows:
 
 
 def _resolve_supersedes(*, actor: Actor, fact_id: int) -> Fact:
-    old = Fact.objects.visible_to(actor.user).select_for_update().filter(pk=fact_id).first()
+    old = (
+        Fact.objects.visible_to(actor.user)
+        .select_for_update(of=("self",))
+        .filter(pk=fact_id)
+        .first()
+    )
     if old is None:
         raise NotFound(f"No fact {fact_id} that you can see to supersede.")
     if not old.is_editable_by(actor.user):
@@ -167,6 +173,36 @@ MERGED_FIELDS = (
 )
 
 
+class MergeTargetGone(Conflict):
+    """A fact a write was to merge into was deleted or archived by another writer
+    between finding it and writing: nothing was written, and the write may be sent again."""
+
+
+def _targets_lock(targets: list[Fact]) -> None:
+    """Lock the stored facts to be merged into and take their current values, or raise
+    MergeTargetGone if one is no longer active. SQLite's write transactions already run
+    one at a time; on PostgreSQL another writer may have changed or deleted a target
+    since it was read."""
+    stored = [t for t in targets if t.pk is not None]
+    if not stored:
+        return
+    rows = (
+        Fact.objects.select_for_update(of=("self",))
+        .filter(pk__in={t.pk for t in stored}, status=Status.ACTIVE)
+        .values("pk", *MERGED_FIELDS)
+    )
+    current = {row.pop("pk"): row for row in rows}
+    gone = sorted({t.pk for t in stored} - set(current))
+    if gone:
+        raise MergeTargetGone(
+            f"Fact {gone[0]}, which this write repeats, was deleted or archived while it "
+            "was being written: nothing was written; send it again."
+        )
+    for target in stored:
+        for name, value in current[target.pk].items():
+            setattr(target, name, value)
+
+
 def merges_apply(
     *,
     actor: Actor,
@@ -181,6 +217,7 @@ def merges_apply(
     writes of a whole batch go in a few statements."""
     if not merges:
         return []
+    _targets_lock([target for target, _, _ in merges])
     now = timezone.now()
     parents = FactRows()
     for target, item, scope in merges:
@@ -231,6 +268,8 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
     config = memory_config_get()
     item = fact_input_clean(data=data, config=config)
     with transaction.atomic():
+        # Near-duplicates are looked for among this owner's facts: one writer at a time.
+        writes_serialise("facts", actor.user.pk)
         scope = scope_for_new_row(
             user=actor.user, team=item.team, visibility=item.visibility, project=item.project
         )
@@ -239,10 +278,17 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
         keys_ensure_current()
         if old is None:
             existing_id = DuplicateFinder(config.dedupe_similarity).find(sig)
-            if existing_id is not None:
-                existing = Fact.objects.get(pk=existing_id)
-                queue_embedding(merges_apply(actor=actor, merges=[(existing, item, scope)]), config)
-                return WriteResult(fact=existing, created=False)
+            existing = Fact(pk=existing_id) if existing_id is not None else None
+            if existing is not None:
+                try:
+                    with transaction.atomic():
+                        existing.refresh_from_db()
+                        merged = merges_apply(actor=actor, merges=[(existing, item, scope)])
+                except (MergeTargetGone, Fact.DoesNotExist):
+                    pass  # deleted meanwhile: the statement is new after all
+                else:
+                    queue_embedding(merged, config)
+                    return WriteResult(fact=existing, created=False)
         fact = fact_from_input(actor=actor, item=item, scope=scope)
         fact.save()
         facts_index([], new=[fact.pk])
@@ -289,6 +335,8 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
         if cleaned[-1].supersedes:
             raise InvalidInput(f"Item {index}: supersedes is only accepted one fact at a time.")
     with transaction.atomic():
+        # Near-duplicates are looked for among this owner's facts: one writer at a time.
+        writes_serialise("facts", actor.user.pk)
         scopes: dict[tuple, dict[str, Any]] = {}
         signatures: list[Signature] = []
         for index, item in enumerate(cleaned):

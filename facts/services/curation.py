@@ -177,7 +177,9 @@ def facts_bulk_undo(*, actor: Actor, undo_id: int) -> UndoOutcome:
     caller may no longer change, is left as it is."""
     with transaction.atomic():
         undo = (
-            FactUndo.objects.select_for_update().filter(pk=undo_id, user_id=actor.user.pk).first()
+            FactUndo.objects.select_for_update(of=("self",))
+            .filter(pk=undo_id, user_id=actor.user.pk)
+            .first()
         )
         if undo is None:
             raise NotFound("Nothing to undo: it was undone already, or its time ran out.")

@@ -231,7 +231,7 @@ def memory_reviews_pending(*, user: Any) -> Any:
 
 
 def _review_for_decision(*, actor: Actor, review_id: int) -> MemoryReview:
-    review = MemoryReview.objects.select_for_update().filter(pk=review_id).first()
+    review = MemoryReview.objects.select_for_update(of=("self",)).filter(pk=review_id).first()
     if review is None or review.owner_id != actor.user.pk:
         raise NotFound(f"No proposal {review_id}.")
     if review.state != ReviewState.PENDING:

@@ -26,6 +26,7 @@ from facts.services.retention import enforce_active_cap
 from facts.sessions import facts_index
 from memoryhub.db.bulk import insert_rows, update_rows
 from memoryhub.errors import InvalidInput
+from memoryhub.locking import writes_serialise
 from teams.models import Visibility
 from teams.services import Actor, audit_log, resolve_team, scope_for_new_row
 
@@ -158,6 +159,8 @@ def facts_import(
     cleaned = facts_import_clean(items=items, config=config)
     now = timezone.now()
     with transaction.atomic():
+        # Near-duplicates are looked for among this owner's facts: one writer at a time.
+        writes_serialise("facts", actor.user.pk)
         scopes: list[dict[str, Any]] = []
         cache: dict[tuple, tuple[dict[str, Any], bool]] = {}
         narrowed = 0

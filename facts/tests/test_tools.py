@@ -58,7 +58,7 @@ def test_a_read_only_token_cannot_write(owner, make_token):
         ({"content": "x", "importance": 2}, "importance"),
         ({"content": "x", "visibility": "everyone"}, "visibility"),
         ({"content": "x", "colour": "red"}, None),  # extra fields are ignored
-        ({"content": "\ud800"}, "not valid Unicode"),
+        ({"content": "\ud800"}, "not storable Unicode text"),
         ({}, "content"),
     ],
 )

@@ -1,4 +1,5 @@
-"""FTS5 full-text indexes keyed by the indexed row's id (SQLite engine)."""
+"""Full-text indexes keyed by the indexed row's id: FTS5 on SQLite, ``tsvector`` on
+PostgreSQL (see ``memoryhub.search.postgres``)."""
 
 import time
 from collections.abc import Iterable, Sequence
@@ -8,6 +9,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import QuerySet
 
+from memoryhub.search import postgres as pg
 from memoryhub.search.text import match_any, match_pairs, query_terms
 
 Within = tuple[str, tuple]
@@ -45,6 +47,10 @@ def _remembered_count(
     return cached[0]
 
 
+def on_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
 def cached_row_count(table: str) -> int:
     """``count(*)`` of ``table``, read at most every ROW_COUNT_TTL seconds."""
     return _remembered_count(_row_counts, ROW_COUNT_TTL, f"SELECT count(*) FROM {table}")
@@ -64,7 +70,7 @@ def compile_within(within: "QuerySet | Within") -> Within:
         # No ORDER BY: a filter set needs no order, and sorting it costs.
         sql, params = within.order_by().values("pk").query.sql_with_params()
     except EmptyResultSet:  # e.g. ``.none()`` or ``pk__in=[]``: matches nothing
-        return "SELECT NULL AS pk WHERE 0", ()
+        return "SELECT CAST(NULL AS bigint) AS pk WHERE 1 = 0", ()
     return sql, tuple(params)
 
 
@@ -110,6 +116,13 @@ class FtsIndex:
     def drop_sql(self) -> str:
         return f"DROP TABLE IF EXISTS {self.table}"
 
+    def create_statements(self) -> list[str]:
+        """What creates the index on this connection's engine (idempotent)."""
+        return pg.fts_create_sql(self) if on_postgres() else [self.create_sql()]
+
+    def drop_statements(self) -> list[str]:
+        return pg.fts_drop_sql(self) if on_postgres() else [self.drop_sql()]
+
     def upsert(self, rows: Iterable[tuple[int, Sequence[str]]], *, new: bool = False) -> None:
         """Index (or re-index) rows given as ``(id, (column values...))``. With
         ``new=True`` the rows are new and are only inserted; an entry already under one
@@ -117,6 +130,9 @@ class FtsIndex:
         its id given out again after a migration rebuilt the table) is replaced."""
         rows = list(rows)
         if not rows:
+            return
+        if on_postgres():
+            pg.fts_upsert(self, rows)
             return
         placeholders = ", ".join(["%s"] * (len(self.columns) + 1))
         cols = ", ".join(("rowid", *self.columns))
@@ -129,6 +145,9 @@ class FtsIndex:
             )
 
     def delete(self, ids: Iterable[int]) -> None:
+        if on_postgres():
+            pg.delete_ids(self.table, [int(i) for i in ids])
+            return
         with connection.cursor() as cursor:
             self._delete(cursor, list(ids))
 
@@ -140,14 +159,21 @@ class FtsIndex:
 
     def purge(self) -> None:
         """Rewrite the index without the entries of deleted rows: FTS5 only marks them
-        deleted, and their words would stay in its pages until a merge."""
+        deleted, and their words would stay in its pages until a merge. (PostgreSQL
+        reclaims the space of deleted rows by its own vacuum.)"""
+        if on_postgres():
+            return
         with connection.cursor() as cursor:
             cursor.execute(f"INSERT INTO {self.table}({self.table}) VALUES ('optimize')")
 
     def _rank(self) -> str:
         return "bm25(" + ", ".join([self.table, *map(str, self.weights)]) + ")"
 
-    def _query(self, select: str, match: str, limit: int, within: Within | None) -> list[tuple]:
+    def _query(
+        self, select: str, match: str, limit: int, within: Within | None, snippet: int | None
+    ) -> list[tuple]:
+        if on_postgres():
+            return pg.fts_query(self, match, limit, within, snippet)
         rank = self._rank()
         sql = f"SELECT {select} FROM {self.table} WHERE {self.table} MATCH %s"
         params: list = [match]
@@ -165,22 +191,27 @@ class FtsIndex:
             return cursor.fetchall()
 
     def _ranked(
-        self, select: str, match: str, limit: int, within: "QuerySet | Within | None"
+        self,
+        select: str,
+        match: str,
+        limit: int,
+        within: "QuerySet | Within | None",
+        snippet: int | None,
     ) -> list[tuple]:
         """Rows best first, first column the id. With a filter, the best matches are
         taken unfiltered (cheap) and filtered by id; only when too few of them pass
         does the filtered query run (it builds the whole filter set, which costs
         more the more rows the filter admits)."""
         if within is None:
-            return self._query(select, match, limit, None)
+            return self._query(select, match, limit, None, snippet)
         compiled = compile_within(within)
         wanted = max(limit * OVERFETCH_FACTOR, OVERFETCH_MIN)
-        rows = self._query(select, match, wanted, None)
+        rows = self._query(select, match, wanted, None, snippet)
         allowed = ids_within([row[0] for row in rows], compiled)
         passed = [row for row in rows if row[0] in allowed]
         if len(passed) >= limit or len(rows) < wanted:
             return passed[:limit]
-        return self._query(select, match, limit, compiled)
+        return self._query(select, match, limit, compiled, snippet)
 
     def search(
         self,
@@ -197,7 +228,7 @@ class FtsIndex:
         select = f"rowid, {self._rank()}"
         if snippet_column is not None:
             select += f", snippet({self.table}, {snippet_column}, '[[', ']]', '…', 16)"
-        rows = self._ranked(select, match, limit, within)
+        rows = self._ranked(select, match, limit, within, snippet_column)
         return [
             FtsHit(id=row[0], score=row[1], snippet=row[2] if snippet_column is not None else "")
             for row in rows
@@ -241,26 +272,28 @@ class FtsIndex:
     def doc_count(self, word: str) -> int:
         """How many rows hold ``word``, read at most every DOC_COUNT_TTL seconds (a
         common word's count costs a walk of its whole row list)."""
-        return _remembered_count(
-            _doc_counts,
-            DOC_COUNT_TTL,
-            f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH %s",
-            [match_any(word, drop_stopwords=False)],
-        )
+        match = match_any(word, drop_stopwords=False)
+        if on_postgres():
+            sql, match = pg.fts_doc_count_sql(self), pg.tsquery_text(match)
+        else:
+            sql = f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH %s"
+        return _remembered_count(_doc_counts, DOC_COUNT_TTL, sql, [match])
 
     def row_count(self) -> int:
         """How many rows the index holds, read at most every ROW_COUNT_TTL seconds."""
-        return cached_row_count(f"{self.table}_docsize")
+        return cached_row_count(self.table if on_postgres() else f"{self.table}_docsize")
 
     def ids(self) -> set[int]:
+        key = "id" if on_postgres() else "rowid"
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT rowid FROM {self.table}")
+            cursor.execute(f"SELECT {key} FROM {self.table}")
             return {row[0] for row in cursor.fetchall()}
 
     def content_of(self, row_id: int) -> tuple[str, ...] | None:
         with connection.cursor() as cursor:
+            key = "id" if on_postgres() else "rowid"
             cursor.execute(
-                f"SELECT {', '.join(self.columns)} FROM {self.table} WHERE rowid = %s", [row_id]
+                f"SELECT {', '.join(self.columns)} FROM {self.table} WHERE {key} = %s", [row_id]
             )
             row = cursor.fetchone()
         return tuple(row) if row else None

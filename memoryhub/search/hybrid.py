@@ -21,7 +21,7 @@ from memoryhub.search.fts import FtsIndex, compile_within
 from memoryhub.search.fusion import rrf
 from memoryhub.search.text import match_all
 from memoryhub.search.vectors import VectorHit, VectorIndex
-from memoryhub.unicode import LONE_SURROGATE
+from memoryhub.unicode import UNSTORABLE
 
 # Rows less similar than this are not shown for a search box: unlike recall, which
 # takes the best few of anything above 0.2, a list of results should stay on topic.
@@ -56,8 +56,10 @@ def search_query_clean(query: object, *, max_chars: int = 1000) -> str:
         raise InvalidInput("The search query must not be empty.")
     if len(query) > max_chars:
         raise InvalidInput(f"The search query is at most {max_chars} characters.")
-    if LONE_SURROGATE.search(query):
-        raise InvalidInput("The search query is not valid Unicode text (a lone surrogate).")
+    if UNSTORABLE.search(query):
+        raise InvalidInput(
+            "The search query is not storable text (a lone surrogate or a NUL character)."
+        )
     return query.strip()
 
 

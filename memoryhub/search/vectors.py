@@ -1,4 +1,5 @@
-"""Vector indexes on sqlite-vec, keyed by the indexed row's id.
+"""Vector indexes keyed by the indexed row's id: sqlite-vec on SQLite, as below; pgvector
+on PostgreSQL (see ``memoryhub.search.postgres``).
 
 Each index is two vec0 tables: exact float32 vectors (tagged with the embedding model)
 and their sign bits, a plain table of the vectors for fetching by id, and a change log.
@@ -20,7 +21,14 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memoryhub.db.bulk import rows_by_ids
-from memoryhub.search.fts import Within, cached_row_count, compile_within, ids_within
+from memoryhub.search import postgres as pg
+from memoryhub.search.fts import (
+    Within,
+    cached_row_count,
+    compile_within,
+    ids_within,
+    on_postgres,
+)
 from memoryhub.search.mirror import IndexCopy, int8_vector, refresh, sign_bits
 
 # Up to this many rows an exact scan is cheap enough.
@@ -109,6 +117,15 @@ class VectorIndex:
             f"seq INTEGER PRIMARY KEY AUTOINCREMENT, id INTEGER NOT NULL)",
         ]
 
+    def create_statements(self, dim: int | None = None) -> list[str]:
+        """What creates the index on this connection's engine (idempotent)."""
+        if on_postgres():
+            return pg.vector_create_sql(self, dim or self.dim)
+        return self.create_sql(dim)
+
+    def drop_statements(self) -> list[str]:
+        return pg.vector_drop_sql(self) if on_postgres() else self.drop_sql()
+
     def drop_sql(self) -> list[str]:
         return [
             f"DROP TABLE IF EXISTS {self.table}",
@@ -125,6 +142,8 @@ class VectorIndex:
         )
 
     def current_dim(self) -> int | None:
+        if on_postgres():
+            return pg.vector_current_dim(self)
         with connection.cursor() as cursor:
             cursor.execute("SELECT sql FROM sqlite_master WHERE name = %s", [self.table])
             row = cursor.fetchone()
@@ -142,12 +161,17 @@ class VectorIndex:
         if current == dim:
             return False
         with connection.cursor() as cursor:
-            for sql in self.drop_sql() + self.create_sql(dim):
+            for sql in self.drop_statements() + self.create_statements(dim):
                 cursor.execute(sql)
         return current is not None
 
     def upsert(self, items: Iterable[tuple[int, np.ndarray]], *, model: str) -> None:
         """Store (replace) the vectors of rows ``(id, vector)``."""
+        if on_postgres():
+            items = [(int(row_id), vector) for row_id, vector in items]
+            if items:
+                pg.vector_upsert(self, items, model)
+            return
         items = [(int(row_id), _blob(vector)) for row_id, vector in items]
         if not items:
             return
@@ -169,6 +193,9 @@ class VectorIndex:
 
     def delete(self, ids: Iterable[int]) -> None:
         ids = [int(i) for i in ids]
+        if on_postgres():
+            pg.delete_ids(self.table, ids)
+            return
         with connection.cursor() as cursor:
             self._delete(cursor, ids)
             self._log(cursor, ids)
@@ -192,17 +219,21 @@ class VectorIndex:
             cursor.execute(f"DELETE FROM {self.raw_table} WHERE id IN ({marks})", chunk)
 
     def count(self) -> int:
+        table = self.table if on_postgres() else f"{self.table}_rowids"
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT count(*) FROM {self.table}_rowids")
+            cursor.execute(f"SELECT count(*) FROM {table}")
             return cursor.fetchone()[0]
 
     def models(self) -> dict[int, str]:
         """Model id per stored row."""
+        key = "id" if on_postgres() else "rowid"
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT rowid, model FROM {self.table}")
+            cursor.execute(f"SELECT {key}, model FROM {self.table}")
             return dict(cursor.fetchall())
 
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        if on_postgres():
+            return pg.vector_rows(self, ids)
         rows = self._rows_by_id(f"SELECT id, embedding FROM {self.raw_table}", "id", ids)
         return {row_id: np.frombuffer(blob, dtype="<f4") for row_id, blob in rows}
 
@@ -230,6 +261,10 @@ class VectorIndex:
         query = np.asarray(vector, dtype="<f4")
         if k <= 0:
             return []
+        if on_postgres():
+            if within is not None:
+                compiled = compiled or compile_within(within)
+            return pg.vector_knn(self, query, k, compiled if within is not None else None)
         # How to search depends on the size: a figure a few seconds old will do, but
         # an empty index is checked afresh (its first rows must be found at once).
         total = cached_row_count(f"{self.table}_rowids") or self.count()

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from memoryhub.search.text import STOPWORDS, words
-from memoryhub.unicode import LONE_SURROGATE
+from memoryhub.unicode import UNSTORABLE
 
 from ..schemas import EXCERPT_LENGTH
 
@@ -32,7 +32,7 @@ _ORG_SUFFIXES = frozenset(
 def sentences(text: str) -> list[str]:
     """The sentences of ``text``, stripped, in order (line breaks end sentences too).
     A lone surrogate, which no result could hold, becomes U+FFFD."""
-    text = LONE_SURROGATE.sub("\ufffd", text)
+    text = UNSTORABLE.sub("\ufffd", text)
     pieces: list[str] = []
     start = 0
     for match in _BOUNDARY.finditer(text):

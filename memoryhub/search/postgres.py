@@ -1,0 +1,347 @@
+"""The search core on PostgreSQL: full-text with ``tsvector`` and GIN, vectors with
+pgvector (HNSW, cosine), behind the same ``FtsIndex`` and ``VectorIndex`` as SQLite.
+
+Full-text: an index is a table of the indexed columns, keyed by the row's id, with a
+generated ``document`` column (each column's words under its own weight class, A to D)
+and a GIN index on it. The search expressions ``memoryhub.search.text`` builds for FTS5
+(quoted words joined by AND / OR, a trailing ``*`` for a prefix) are translated into a
+``tsquery`` here, each word passed through the index's text search configuration, so
+whatever the user typed stays a plain word. Rank is ``ts_rank`` with the column weights,
+reported negated so that, as with bm25, lower is better.
+
+Vectors: one table of ``vector(dim)`` with an HNSW index for cosine distance. The index
+is approximate in which rows it visits, never in the distances it reports; a filtered
+search uses pgvector's iterative scan, so a filter that admits few of the nearest rows
+still gets ``k`` of its own (or the planner scans the admitted rows exactly).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from django.db import connection
+
+if TYPE_CHECKING:
+    from memoryhub.search.fts import FtsIndex, Within
+    from memoryhub.search.vectors import VectorHit, VectorIndex
+
+# Text search configurations the migrations create: English stemming, or words as they
+# are (identifiers), both with accents removed (FTS5's ``remove_diacritics``).
+STEMMED_CONFIG = "memoryhub_english"
+PLAIN_CONFIG = "memoryhub_simple"
+WEIGHT_CLASSES = "ABCD"
+# Nodes an HNSW search keeps in its candidate list, at least; more find more of the
+# true nearest rows. Raised to the number of rows asked for when that is larger.
+EF_SEARCH = 100
+# Rows an iterative filtered scan may visit before it gives up (pgvector's default is
+# 20,000).
+MAX_SCAN_TUPLES = 40_000
+IDS_PER_STATEMENT = 1000
+
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"(\*?)')
+# Past this many distinct words a query is ranked by ts_rank alone.
+MAX_RANKED_WORDS = 12
+_TOKEN = re.compile(r'"((?:[^"]|"")*)"(\*?)|\bAND\b|\bOR\b|\bNOT\b|\(|\)|[^\s()"]+')
+
+
+def search_configs_sql() -> list[str]:
+    """The text search configurations every index uses (idempotent). Like FTS5, they
+    keep stopwords: "who" is a word a row may hold or not."""
+    statements = [
+        "CREATE EXTENSION IF NOT EXISTS unaccent",
+        "DO $$ BEGIN "
+        "IF NOT EXISTS (SELECT 1 FROM pg_ts_dict WHERE dictname = 'memoryhub_english_stem') "
+        "THEN CREATE TEXT SEARCH DICTIONARY memoryhub_english_stem "
+        "(TEMPLATE = snowball, LANGUAGE = english); "
+        "END IF; END $$",
+    ]
+    for name, base, words in (
+        (STEMMED_CONFIG, "english", "unaccent, memoryhub_english_stem"),
+        (PLAIN_CONFIG, "simple", "unaccent, simple"),
+    ):
+        statements.append(
+            "DO $$ BEGIN "
+            f"IF NOT EXISTS (SELECT 1 FROM pg_ts_config WHERE cfgname = '{name}') THEN "
+            f"CREATE TEXT SEARCH CONFIGURATION {name} (COPY = {base}); "
+            f"ALTER TEXT SEARCH CONFIGURATION {name} ALTER MAPPING FOR "
+            "hword, hword_part, word, asciiword, asciihword, hword_asciipart "
+            f"WITH {words}; "
+            "END IF; END $$"
+        )
+    return statements
+
+
+def fts_config(index: FtsIndex) -> str:
+    return STEMMED_CONFIG if "porter" in index.tokenize else PLAIN_CONFIG
+
+
+def fts_create_sql(index: FtsIndex) -> list[str]:
+    if len(index.columns) > len(WEIGHT_CLASSES):
+        raise ValueError(f"{index.table}: PostgreSQL weighs at most four columns")
+    config = fts_config(index)
+    document = " || ".join(
+        f"setweight(to_tsvector('{config}'::regconfig, coalesce({column}, '')), '{klass}')"
+        for column, klass in zip(index.columns, WEIGHT_CLASSES, strict=False)
+    )
+    columns = ", ".join(f"{column} text NOT NULL DEFAULT ''" for column in index.columns)
+    return [
+        *search_configs_sql(),
+        f"CREATE TABLE IF NOT EXISTS {index.table} (id bigint PRIMARY KEY, {columns}, "
+        f"document tsvector GENERATED ALWAYS AS ({document}) STORED)",
+        f"CREATE INDEX IF NOT EXISTS {index.table}_document ON {index.table} USING gin (document)",
+    ]
+
+
+def fts_drop_sql(index: FtsIndex) -> list[str]:
+    return [f"DROP TABLE IF EXISTS {index.table}"]
+
+
+def _lexeme(word: str) -> str:
+    """``word`` quoted as one tsquery operand."""
+    return "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsquery_text(match: str) -> str:
+    """The tsquery text (for ``to_tsquery``) of an FTS5 expression as built by
+    ``memoryhub.search.text``: quoted words (``*`` after one: a prefix), AND, OR, NOT
+    and parentheses. Anything else is taken as a plain word."""
+    parts: list[str] = []
+    for token in _TOKEN.finditer(match):
+        text = token.group(0)
+        if token.group(1) is not None:
+            word = token.group(1).replace('""', '"')
+            parts.append(_lexeme(word) + (":*" if token.group(2) else ""))
+        elif text == "AND":
+            parts.append("&")
+        elif text == "OR":
+            parts.append("|")
+        elif text == "NOT":
+            parts.append("& !")
+        elif text in "()":
+            parts.append(text)
+        else:
+            parts.append(_lexeme(text))
+    # Adjacent operands (FTS5 reads them as AND) get an explicit &.
+    operators = ("&", "|", "& !")
+    joined: list[str] = []
+    for part in parts:
+        opens = part not in (*operators, ")")
+        if opens and joined and joined[-1] not in (*operators, "("):
+            joined.append("&")
+        joined.append(part)
+    return " ".join(joined)
+
+
+def _weights(index: FtsIndex) -> str:
+    """ts_rank's weight array, {D, C, B, A}: the column weights scaled into (0, 1]."""
+    given = list(index.weights) or [1.0] * len(index.columns)
+    given += [given[-1]] * (len(WEIGHT_CLASSES) - len(given))
+    top = max(given) or 1.0
+    scaled = [max(w / top, 0.0) for w in given[: len(WEIGHT_CLASSES)]]
+    return "{" + ", ".join(f"{w:.6g}" for w in reversed(scaled)) + "}"
+
+
+def _headline(index: FtsIndex, column: int) -> str:
+    """SQL of the snippet of ``column`` (-1: the first column that matches) for the
+    row ``f`` and the query ``q``, matches marked ``[[``/``]]``."""
+    config = fts_config(index)
+    options = "'StartSel=[[, StopSel=]], MaxWords=16, MinWords=6, ShortWord=1, HighlightAll=false'"
+
+    def one(name: str) -> str:
+        return f"ts_headline('{config}'::regconfig, f.{name}, q.query, {options})"
+
+    if column >= 0:
+        return one(index.columns[column])
+    cases = " ".join(
+        f"WHEN to_tsvector('{config}'::regconfig, f.{name}) @@ q.query THEN {one(name)}"
+        for name in index.columns
+    )
+    return f"CASE {cases} ELSE '' END"
+
+
+def _idf(index: FtsIndex, word: str) -> float:
+    """bm25's inverse document frequency of ``word`` in the index."""
+    rows = index.row_count()
+    holding = min(index.doc_count(word), rows)
+    return math.log((rows - holding + 0.5) / (holding + 0.5) + 1.0)
+
+
+def _rank_sql(index: FtsIndex, match: str) -> tuple[str, list]:
+    """SQL (and its params) of a row's score for ``match``, higher is better: per word
+    of the query, ``ts_rank`` of the row for that word (column weights, length
+    normalised) times the word's inverse document frequency, summed, as bm25 weighs a
+    rare word above a common one (``ts_rank`` alone counts every word alike)."""
+    words = list(dict.fromkeys(w.replace('""', '"') for w, _ in _QUOTED.findall(match)))
+    config, weights = fts_config(index), _weights(index)
+    if not words or len(words) > MAX_RANKED_WORDS:
+        return f"ts_rank('{weights}'::real[], f.document, q.query, 1)", []
+    terms, params = [], []
+    for word in words:
+        terms.append(
+            f"%s * ts_rank('{weights}'::real[], f.document, "
+            f"to_tsquery('{config}'::regconfig, %s), 1)"
+        )
+        params.extend([_idf(index, word), _lexeme(word)])
+    return " + ".join(terms), params
+
+
+def fts_query(
+    index: FtsIndex,
+    match: str,
+    limit: int,
+    within: Within | None,
+    snippet_column: int | None,
+) -> list[tuple]:
+    """(id, -rank[, snippet]) of the best ``limit`` rows for ``match``."""
+    config = fts_config(index)
+    where = ""
+    rank, rank_params = _rank_sql(index, match)
+    params: list = [*rank_params, tsquery_text(match)]
+    if within is not None:
+        inner_sql, inner_params = within
+        where = f" AND f.id IN ({inner_sql})"
+        params.extend(inner_params)
+    params.append(limit)
+    ranked = (
+        f"SELECT f.id, -({rank}) AS score "
+        f"FROM {index.table} f, (SELECT to_tsquery('{config}'::regconfig, %s) AS query) q "
+        f"WHERE f.document @@ q.query{where} ORDER BY score, f.id LIMIT %s"
+    )
+    if snippet_column is None:
+        sql = ranked
+    else:
+        sql = (
+            f"SELECT best.id, best.score, {_headline(index, snippet_column)} "
+            f"FROM ({ranked}) best JOIN {index.table} f ON f.id = best.id, "
+            f"(SELECT to_tsquery('{config}'::regconfig, %s) AS query) q "
+            "ORDER BY best.score, best.id"
+        )
+        params.append(tsquery_text(match))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def fts_doc_count_sql(index: FtsIndex) -> str:
+    return (
+        f"SELECT count(*) FROM {index.table} "
+        f"WHERE document @@ to_tsquery('{fts_config(index)}'::regconfig, %s)"
+    )
+
+
+def fts_upsert(index: FtsIndex, rows: list[tuple[int, Sequence[str]]]) -> None:
+    columns = ", ".join(("id", *index.columns))
+    marks = ", ".join(["%s"] * (len(index.columns) + 1))
+    updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in index.columns)
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {index.table} ({columns}) VALUES ({marks}) "
+            f"ON CONFLICT (id) DO UPDATE SET {updates}",
+            [(row_id, *values) for row_id, values in rows],
+        )
+
+
+def delete_ids(table: str, ids: list[int]) -> None:
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), IDS_PER_STATEMENT):
+            cursor.execute(
+                f"DELETE FROM {table} WHERE id = ANY(%s)", [ids[start : start + IDS_PER_STATEMENT]]
+            )
+
+
+# --- vectors ---------------------------------------------------------------------------
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+
+
+def vector_create_sql(index: VectorIndex, dim: int) -> list[str]:
+    return [
+        "CREATE EXTENSION IF NOT EXISTS vector",
+        f"CREATE TABLE IF NOT EXISTS {index.table} (id bigint PRIMARY KEY, "
+        f"embedding vector({dim}) NOT NULL, model text NOT NULL)",
+        f"CREATE INDEX IF NOT EXISTS {index.table}_hnsw ON {index.table} "
+        "USING hnsw (embedding vector_cosine_ops)",
+    ]
+
+
+def vector_drop_sql(index: VectorIndex) -> list[str]:
+    return [f"DROP TABLE IF EXISTS {index.table}"]
+
+
+def vector_current_dim(index: VectorIndex) -> int | None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT atttypmod FROM pg_attribute "
+            "WHERE attrelid = to_regclass(%s) AND attname = 'embedding'",
+            [index.table],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def vector_upsert(index: VectorIndex, items: list[tuple[int, np.ndarray]], model: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO {index.table} (id, embedding, model) VALUES (%s, %s::vector, %s) "
+            "ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, "
+            "model = EXCLUDED.model",
+            [(row_id, vector_literal(vector), model) for row_id, vector in items],
+        )
+
+
+def vector_rows(index: VectorIndex, ids: Iterable[int] | None) -> dict[int, np.ndarray]:
+    select = f"SELECT id, embedding::real[] FROM {index.table}"
+    found: dict[int, np.ndarray] = {}
+    with connection.cursor() as cursor:
+        if ids is None:
+            cursor.execute(select)
+            rows = cursor.fetchall()
+        else:
+            ids = [int(i) for i in ids]
+            rows = []
+            for start in range(0, len(ids), IDS_PER_STATEMENT):
+                cursor.execute(
+                    f"{select} WHERE id = ANY(%s)", [ids[start : start + IDS_PER_STATEMENT]]
+                )
+                rows.extend(cursor.fetchall())
+    for row_id, values in rows:
+        found[row_id] = np.asarray(values, dtype="<f4")
+    return found
+
+
+def vector_knn(
+    index: VectorIndex, query: np.ndarray, k: int, within: Within | None
+) -> list[VectorHit]:
+    from memoryhub.search.vectors import VectorHit
+
+    literal = vector_literal(query)
+    where, params = "", [literal]
+    if within is not None:
+        inner_sql, inner_params = within
+        where = f"WHERE id IN ({inner_sql}) "
+        params.extend(inner_params)
+    params.append(k)
+    with connection.cursor() as cursor:
+        # Session settings of this connection, set afresh for every search.
+        cursor.execute(
+            "SELECT set_config('hnsw.ef_search', %s, false), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', false), "
+            "set_config('hnsw.max_scan_tuples', %s, false)",
+            [str(max(EF_SEARCH, min(k, 1000))), str(MAX_SCAN_TUPLES)],
+        )
+        cursor.execute(
+            f"SELECT id, embedding <=> %s::vector AS distance FROM {index.table} "
+            f"{where}ORDER BY distance LIMIT %s",
+            params,
+        )
+        rows = cursor.fetchall()
+    # A relaxed iterative scan may return rows slightly out of order.
+    hits = [VectorHit(id=row_id, similarity=1.0 - float(distance)) for row_id, distance in rows]
+    hits.sort(key=lambda hit: (-hit.similarity, hit.id))
+    return hits
