@@ -2,6 +2,7 @@
 
 from typing import Any, Literal
 
+from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from ninja import Body, Field, NinjaAPI, Schema, Status
 from ninja.errors import HttpError, Throttled, ValidationError
@@ -71,6 +72,22 @@ def on_chat_model_error(request: HttpRequest, exc: ChatModelError) -> HttpRespon
         {"detail": f"The chat model failed ({exc.kind}): {exc.message}", "kind": exc.kind},
         status=status,
     )
+
+
+# PostgreSQL ends one of two transactions that wait on each other (deadlock), or one
+# that cannot be serialised: it was rolled back whole, and sending it again succeeds.
+RETRYABLE_SQLSTATES = {"40P01", "40001"}
+
+
+@api.exception_handler(OperationalError)
+def on_operational_error(request: HttpRequest, exc: OperationalError) -> HttpResponse:
+    if getattr(exc.__cause__, "sqlstate", None) in RETRYABLE_SQLSTATES:
+        detail = (
+            "Another write to the same rows got in the way; nothing was written. "
+            "Send the request again."
+        )
+        return api.create_response(request, {"detail": detail}, status=409)
+    raise exc
 
 
 @api.exception_handler(HttpError)

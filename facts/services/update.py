@@ -15,7 +15,7 @@ from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
 from memoryhub.cleaning import clean_tags
 from memoryhub.derived import facts_derived_prune
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
-from memoryhub.locking import row_for_update
+from memoryhub.locking import row_for_update, writes_serialise
 from teams.services import Actor, audit_log, scope_for_new_row
 
 EDITABLE_FIELDS = (
@@ -54,6 +54,8 @@ def fact_update(
     fact is re-read under a lock first: a fact deleted meanwhile is not found (never
     written back), and with ``expected_version`` a fact changed meanwhile is refused."""
     _require_editable(actor=actor, fact=fact)
+    # Writers of this owner's facts that merge near-duplicates run one at a time.
+    writes_serialise("facts", fact.owner_id)
     fact = row_for_update(fact, missing=f"No fact {fact.pk}.", expected_version=expected_version)
     _require_editable(actor=actor, fact=fact)
     # What a learning says is never rewritten; who reads it and whether it is archived
@@ -127,6 +129,8 @@ def fact_delete(*, actor: Actor, fact: Fact, expected_version: str | None = None
     """Delete a fact with its index rows and vector (re-read under a lock first, so a
     fact already gone is not found and ``expected_version`` is checked)."""
     _require_editable(actor=actor, fact=fact)
+    # Writers of this owner's facts that merge near-duplicates run one at a time.
+    writes_serialise("facts", fact.owner_id)
     fact = row_for_update(fact, missing=f"No fact {fact.pk}.", expected_version=expected_version)
     _require_editable(actor=actor, fact=fact)
     fact_id = fact.pk

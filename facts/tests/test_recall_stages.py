@@ -296,15 +296,24 @@ def test_a_date_the_question_names_brings_what_happened_that_day(owner):
         ],
     )
 
-    def place(question: str) -> int | None:
+    def place(question: str) -> tuple[int | None, float]:
+        """Where the answer comes, and its score (0 when it is not recalled)."""
         result = fact_recall(actor=Actor(user=owner), query=question, touch=False, max_items=20)
         ids = [item.id for item in result.items]
-        return ids.index(answer.pk) if answer.pk in ids else None
+        if answer.pk not in ids:
+            return None, 0.0
+        return ids.index(answer.pk), result.items[ids.index(answer.pk)].score
 
-    # No word of the answer is in the question; the day it happened is.
-    named = place("What did the clothing store find on 8 May, 2023?")
-    other = place("What did the clothing store find on 9 May, 2023?")
-    assert named is not None and (other is None or other > named)
+    # No word of the answer is in the question; the day it happened is. (The order of
+    # the near misses around it depends on how the engine ranks words, so the answer's
+    # own score tells the day's pull.)
+    (named, named_score), (other, other_score) = (
+        place("What did the clothing store find on 8 May, 2023?"),
+        place("What did the clothing store find on 9 May, 2023?"),
+    )
+    assert named is not None and named <= 1
+    assert other is None or other >= named
+    assert named_score > other_score * 1.25
 
 
 def test_the_times_a_question_names():
