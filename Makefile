@@ -22,7 +22,7 @@ exit 1
 endef
 export find_python
 
-.PHONY: run test test-postgres lint format bench venv clean
+.PHONY: run test test-sqlite test-postgres lint format bench venv clean
 
 $(PY):
 	@py="$$(bash -c "$$find_python")" || { \
@@ -57,10 +57,24 @@ run: $(VENV)/.installed-run
 	$(PY) manage.py ensure_admin
 	$(PY) manage.py runall
 
+# The whole suite on both engines at once: SQLite in the foreground, and PostgreSQL
+# (a throwaway server with pgvector from the test extras, on Redis database 14 so the two
+# runs never share a queue) with its output kept and shown when it ends.
+PG_TEST_LOG ?= $(VENV)/test-postgres.log
 test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
+	@MEMORYHUB_TEST_REDIS_URL=redis://127.0.0.1:6379/14 \
+	  $(PY) -m memoryhub.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS) \
+	  > $(PG_TEST_LOG) 2>&1 & pg=$$!; \
+	echo "== SQLite (PostgreSQL runs beside it, into $(PG_TEST_LOG))"; \
+	$(PY) -m pytest $(PYTEST_ARGS); lite=$$?; \
+	wait $$pg; post=$$?; \
+	echo "== PostgreSQL"; cat $(PG_TEST_LOG); \
+	echo "== SQLite: exit $$lite; PostgreSQL: exit $$post"; \
+	[ $$lite -eq 0 ] && [ $$post -eq 0 ]
+
+test-sqlite: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The same suite on a throwaway PostgreSQL server with pgvector (from the test extras).
 test-postgres: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
 	$(PY) -m memoryhub.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS)
 
