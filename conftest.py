@@ -221,8 +221,11 @@ class WorkerProcess:
     """A real ``celery worker`` process for the project's app, stopped on close. With
     ``pool="prefork"`` it runs its tasks in one pool process (``pool_pids()``)."""
 
-    def __init__(self, *, env: dict[str, str], queue: str, pool: str = "solo") -> None:
+    def __init__(
+        self, *, env: dict[str, str], queue: str, pool: str = "solo", name: str = ""
+    ) -> None:
         self.queue = queue
+        self.name = name or queue
         self.log = Path(env["MEMORYHUB_DATA_DIR"]) / f"worker-{queue}-{uuid.uuid4().hex[:6]}.log"
         self.proc = subprocess.Popen(
             [
@@ -241,7 +244,7 @@ class WorkerProcess:
                 "--queues",
                 queue,
                 "--hostname",
-                f"{queue}@%h",
+                f"{self.name}@%h",
                 "--without-gossip",
                 "--without-mingle",
             ],
@@ -319,7 +322,8 @@ def redis_url() -> str:
 def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
     """Start a real worker on Redis (``redis_url``) or the filesystem transport, on a
     queue of its own so no other worker steals the tasks (or on ``queue``, such as the
-    default one of a broker the test owns), with ``env`` added to its environment."""
+    default one of a broker the test owns), with ``env`` added to its environment, named
+    ``name`` (default: the queue's) for several on one queue."""
     started: list[WorkerProcess] = []
 
     def start(
@@ -328,11 +332,13 @@ def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
         queue: str = "",
         pool: str = "solo",
         env: dict[str, str] | None = None,
+        name: str = "",
     ) -> WorkerProcess:
         worker = WorkerProcess(
             env=worker_env(data_dir=tmp_path, redis_url=redis_url, extra=env),
             queue=queue or f"test-{uuid.uuid4().hex[:10]}",
             pool=pool,
+            name=name,
         )
         started.append(worker)
         worker.wait_ready()
