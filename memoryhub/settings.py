@@ -324,6 +324,10 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+# Any number of beats may run (one per machine, say); one holds a lease in Redis and
+# schedules, the others take over within this many seconds of its end.
+CELERY_BEAT_SCHEDULER = "memoryhub.beat:SingleBeatScheduler"
+MEMORYHUB_BEAT_LEASE_SECONDS = env_float("MEMORYHUB_BEAT_LEASE_SECONDS", 30.0, minimum=1.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # Catch up on anything the embedder missed (it was down, the model changed...).
     "facts-backfill-embeddings": {
