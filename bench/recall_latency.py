@@ -496,7 +496,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def side_by_side(argv: Sequence[str], args: argparse.Namespace) -> None:
+def side_by_side(argv: Sequence[str]) -> None:
     """Run the bench once per engine, each in a process of its own, and print one table
     per size with both engines' figures."""
     import json
@@ -556,7 +556,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     argv = list(sys.argv[1:] if argv is None else argv)
     if args.engine == "both":
-        side_by_side(argv, args)
+        side_by_side(argv)
         return
     if args.engine == "postgres" and not os.environ.get(ON_EMBEDDED_SERVER):
         # Run again with DATABASE_URL naming a server of its own (importing the project

@@ -18,6 +18,7 @@ from django.utils import timezone
 from memoryhub.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.jobs import job_create
 from memoryhub.llm import ChatProvider, SourceText
+from memoryhub.locking import writes_serialise
 from memoryhub.refs import MAX_ID
 from memoryhub.tasks import enqueue_on_commit
 from memoryhub.unicode import UNSTORABLE
@@ -98,6 +99,11 @@ def concept_facts_extract(
                 if triple.source_id in found:
                     found[triple.source_id].append(triple.model_dump(exclude={"source_id"}))
             with transaction.atomic():
+                # After the writers of these facts' owners (deletes among them), never
+                # beside them: both rewrite the facts' mentions.
+                owners = Fact.objects.filter(pk__in=list(found)).values_list("owner_id", flat=True)
+                for owner_id in sorted(set(owners)):
+                    writes_serialise("facts", owner_id)
                 # A fact changed or deleted while the provider worked is left to the run
                 # its change queued.
                 still = dict(

@@ -278,8 +278,8 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
         keys_ensure_current()
         if old is None:
             existing_id = DuplicateFinder(config.dedupe_similarity).find(sig)
-            existing = Fact(pk=existing_id) if existing_id is not None else None
-            if existing is not None:
+            if existing_id is not None:
+                existing = Fact(pk=existing_id)
                 try:
                     with transaction.atomic():
                         existing.refresh_from_db()

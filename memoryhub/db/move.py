@@ -112,15 +112,10 @@ def _copy_table(model: type[models.Model], target, report: MoveReport, step: Cal
 
 def _copy_fts(index, target, report: MoveReport, step: Callable) -> None:
     columns = ", ".join(index.columns)
-    updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in index.columns)
-    insert = (
-        f"INSERT INTO {index.table} (id, {columns}) "
-        f"VALUES ({', '.join(['%s'] * (len(index.columns) + 1))}) "
-        f"ON CONFLICT (id) DO UPDATE SET {updates}"
-    )
     with connection.cursor() as source, target.cursor() as out:
         for rows in _pieces(source, f"SELECT rowid, {columns} FROM {index.table}"):
-            out.executemany(insert, [tuple(_without_nul(v, report) for v in r) for r in rows])
+            entries = [(r[0], tuple(_without_nul(v, report) for v in r[1:])) for r in rows]
+            pg.fts_upsert(index, entries, cursor=out)
             step(len(rows))
 
 
@@ -131,28 +126,15 @@ def _copy_vectors(index, target, step: Callable) -> None:
     dim = None
     with connection.cursor() as source, target.cursor() as out:
         for rows in _pieces(source, f"SELECT id, embedding FROM {index.raw_table}"):
-            items = [(i, np.frombuffer(blob, dtype="<f4")) for i, blob in rows]
+            items = [(i, np.frombuffer(blob, dtype="<f4"), model_of.get(i, "")) for i, blob in rows]
             if dim is None and items:
                 dim = len(items[0][1])
-                current = pg_dim(out, index.table)
-                if current != dim:  # a model of another width: the target's table follows
+                # A model of another width: the target's table follows.
+                if pg.vector_current_dim(index, cursor=out) != dim:
                     for sql in pg.vector_drop_sql(index) + pg.vector_create_sql(index, dim):
                         out.execute(sql)
-            out.executemany(
-                f"INSERT INTO {index.table} (id, embedding, model) VALUES (%s, %s::vector, %s)",
-                [(i, pg.vector_literal(v), model_of.get(i, "")) for i, v in items],
-            )
+            pg.vector_upsert(index, items, cursor=out)
             step(len(rows))
-
-
-def pg_dim(cursor, table: str) -> int | None:
-    cursor.execute(
-        "SELECT atttypmod FROM pg_attribute "
-        "WHERE attrelid = to_regclass(%s) AND attname = 'embedding'",
-        [table],
-    )
-    row = cursor.fetchone()
-    return row[0] if row else None
 
 
 def _count(cursor, table: str) -> int:

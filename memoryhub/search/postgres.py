@@ -6,8 +6,9 @@ generated ``document`` column (each column's words under its own weight class, A
 and a GIN index on it. The search expressions ``memoryhub.search.text`` builds for FTS5
 (quoted words joined by AND / OR, a trailing ``*`` for a prefix) are translated into a
 ``tsquery`` here, each word passed through the index's text search configuration, so
-whatever the user typed stays a plain word. Rank is ``ts_rank`` with the column weights,
-reported negated so that, as with bm25, lower is better.
+whatever the user typed stays a plain word. Rank is bm25-like: per query word,
+``ts_rank`` with the column weights times the word's inverse document frequency, summed,
+and reported negated so that, as with bm25, lower is better.
 
 Vectors: one table of ``vector(dim)`` with an HNSW index for cosine distance. The index
 is approximate in which rows it visits, never in the distances it reports; a filtered
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -245,16 +247,28 @@ def fts_doc_count_sql(index: FtsIndex) -> str:
     )
 
 
-def fts_upsert(index: FtsIndex, rows: list[tuple[int, Sequence[str]]]) -> None:
+def fts_upsert(index: FtsIndex, rows: Sequence[tuple[int, Sequence[str]]], *, cursor=None) -> None:
+    """Index (or re-index) ``(id, (column values...))`` rows, on ``cursor`` (default: a
+    cursor of this thread's connection)."""
     columns = ", ".join(("id", *index.columns))
     marks = ", ".join(["%s"] * (len(index.columns) + 1))
     updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in index.columns)
-    with connection.cursor() as cursor:
-        cursor.executemany(
+    with _cursor(cursor) as out:
+        out.executemany(
             f"INSERT INTO {index.table} ({columns}) VALUES ({marks}) "
             f"ON CONFLICT (id) DO UPDATE SET {updates}",
             [(row_id, *values) for row_id, values in rows],
         )
+
+
+@contextmanager
+def _cursor(cursor=None):
+    """``cursor`` itself, or a new cursor of this thread's connection, closed after."""
+    if cursor is not None:
+        yield cursor
+        return
+    with connection.cursor() as own:
+        yield own
 
 
 def delete_ids(table: str, ids: list[int]) -> None:
@@ -286,8 +300,8 @@ def vector_drop_sql(index: VectorIndex) -> list[str]:
     return [f"DROP TABLE IF EXISTS {index.table}"]
 
 
-def vector_current_dim(index: VectorIndex) -> int | None:
-    with connection.cursor() as cursor:
+def vector_current_dim(index: VectorIndex, *, cursor=None) -> int | None:
+    with _cursor(cursor) as cursor:
         cursor.execute(
             "SELECT atttypmod FROM pg_attribute "
             "WHERE attrelid = to_regclass(%s) AND attname = 'embedding'",
@@ -297,13 +311,17 @@ def vector_current_dim(index: VectorIndex) -> int | None:
     return row[0] if row else None
 
 
-def vector_upsert(index: VectorIndex, items: list[tuple[int, np.ndarray]], model: str) -> None:
-    with connection.cursor() as cursor:
-        cursor.executemany(
+def vector_upsert(
+    index: VectorIndex, items: Sequence[tuple[int, np.ndarray, str]], *, cursor=None
+) -> None:
+    """Store (replace) ``(id, vector, model)`` rows, on ``cursor`` (default: a cursor of
+    this thread's connection)."""
+    with _cursor(cursor) as out:
+        out.executemany(
             f"INSERT INTO {index.table} (id, embedding, model) VALUES (%s, %s::vector, %s) "
             "ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, "
             "model = EXCLUDED.model",
-            [(row_id, vector_literal(vector), model) for row_id, vector in items],
+            [(row_id, vector_literal(vector), model) for row_id, vector, model in items],
         )
 
 

@@ -170,7 +170,7 @@ class VectorIndex:
         if on_postgres():
             items = [(int(row_id), vector) for row_id, vector in items]
             if items:
-                pg.vector_upsert(self, items, model)
+                pg.vector_upsert(self, [(i, v, model) for i, v in items])
             return
         items = [(int(row_id), _blob(vector)) for row_id, vector in items]
         if not items:
