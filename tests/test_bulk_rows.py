@@ -54,3 +54,30 @@ def test_insert_rows_writes_every_row_through_statements_of_several_lengths():
     stored = AuditEvent.objects.filter(action="x.many")
     assert sorted(int(e.target_id) for e in stored) == list(range(63))
     assert all(e.details == {"i": int(e.target_id)} and e.created_at == when for e in stored)
+
+
+@pytest.mark.postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_a_table_outgrowing_its_statistics_is_analyzed_before_the_next_bulk_write():
+    from django.db import connection
+
+    from memoryhub.db.bulk import analyze_when_grown
+
+    table = AuditEvent._meta.db_table
+
+    def planned_rows() -> float:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [table])
+            return cursor.fetchone()[0]
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {table}")
+    before = planned_rows()
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    insert_rows(AuditEvent, FIELDS, [("x.test", "", str(i), {}, when, "") for i in range(3000)])
+    with connection.cursor() as cursor:
+        # The server counts changes per table a little after each transaction.
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute("SELECT 1")
+    analyze_when_grown(table)
+    assert before < 100 and planned_rows() >= 3000

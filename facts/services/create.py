@@ -19,13 +19,14 @@ from facts.dedupe import (
     merged_tags,
     signature,
 )
-from facts.models import Fact, Origin, Status
+from facts.models import Fact, FactKey, Origin, Status
+from facts.search import FACT_FTS
 from facts.selectors import memory_config_get
 from facts.services.cleaning import EXCERPT_LENGTH, FactInput, fact_input_clean
 from facts.services.embedding import queue_embedding
 from facts.services.retention import enforce_active_cap
 from facts.sessions import facts_index
-from memoryhub.db.bulk import insert_returning_ids, insert_rows, update_rows
+from memoryhub.db.bulk import analyze_when_grown, insert_returning_ids, insert_rows, update_rows
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.locking import writes_serialise
 from teams.services import Actor, audit_log, audit_log_many, scope_for_new_row
@@ -318,6 +319,12 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
     return WriteResult(fact=fact, created=True, archived=archived)
 
 
+def fact_statistics_follow() -> None:
+    """Before a bulk write, refresh the planner's view of the fact tables if they outgrew
+    it (PostgreSQL)."""
+    analyze_when_grown(Fact._meta.db_table, FactKey._meta.db_table, FACT_FTS.table)
+
+
 def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[WriteResult]:
     """Store many facts in one transaction. Every item is validated first: one bad item
     rejects the batch (its index named) and nothing is written.
@@ -334,6 +341,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             raise InvalidInput(f"Item {index}: {exc.message}") from None
         if cleaned[-1].supersedes:
             raise InvalidInput(f"Item {index}: supersedes is only accepted one fact at a time.")
+    fact_statistics_follow()
     with transaction.atomic():
         # Near-duplicates are looked for among this owner's facts: one writer at a time.
         writes_serialise("facts", actor.user.pk)

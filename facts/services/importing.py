@@ -16,6 +16,7 @@ from facts.selectors import memory_config_get
 from facts.services.cleaning import FactInput, clean_choice, fact_input_clean
 from facts.services.create import (
     FactRows,
+    fact_statistics_follow,
     fact_values,
     keys_ensure_current,
     merges_apply,
@@ -158,6 +159,7 @@ def facts_import(
     config = memory_config_get()
     cleaned = facts_import_clean(items=items, config=config)
     now = timezone.now()
+    fact_statistics_follow()
     with transaction.atomic():
         # Near-duplicates are looked for among this owner's facts: one writer at a time.
         writes_serialise("facts", actor.user.pk)

@@ -5,6 +5,10 @@ the model layer (and ``bulk_update`` writes a CASE per field and row), which cos
 than the database work when a request writes hundreds of rows. These helpers take rows
 as tuples in a given field order, convert only the values that need it (JSON, dates and
 times) and send one statement per chunk. They skip model signals and ``save()``.
+
+On PostgreSQL an insert sends one array per column and unnests them into rows: one short
+statement whatever the number of rows, which the server plans once, instead of a
+statement with a placeholder per value that the driver and the server parse afresh.
 """
 
 from __future__ import annotations
@@ -71,6 +75,39 @@ ROWS_PER_INSERT = 50
 INSERT_LENGTHS = (10, 1)
 
 
+# Rows per statement of an unnest insert (PostgreSQL).
+ROWS_PER_UNNEST = 5_000
+
+
+def _unnest_insert(
+    model: type[models.Model],
+    fields: Sequence[str],
+    values: Sequence[Sequence[object]],
+    *,
+    returning: bool,
+) -> list[int]:
+    """PostgreSQL: insert ``values`` as one array per column, unnested into rows. New
+    primary keys come back in row order (the rows are inserted in unnest order, as
+    Django's own bulk insert relies on)."""
+    # The element type without its size: a value too long fails on the column itself.
+    types = [model._meta.get_field(name).db_type(connection).split("(")[0] for name in fields]
+    arrays = ", ".join(f"%s::{kind}[]" for kind in types)
+    sql = (
+        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} "
+        f"({_columns(model, fields)}) SELECT * FROM unnest({arrays})"
+    )
+    if returning:
+        sql += f" RETURNING {connection.ops.quote_name(model._meta.pk.column)}"
+    ids: list[int] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(values), ROWS_PER_UNNEST):
+            chunk = values[start : start + ROWS_PER_UNNEST]
+            cursor.execute(sql, [list(column) for column in zip(*chunk, strict=True)])
+            if returning:
+                ids.extend(row[0] for row in cursor.fetchall())
+    return ids
+
+
 def insert_rows(
     model: type[models.Model], fields: Sequence[str], rows: Sequence[Sequence[object]]
 ) -> None:
@@ -79,6 +116,9 @@ def insert_rows(
     if not rows:
         return
     values = _prepared(_converters(model, fields), rows)
+    if connection.vendor == "postgresql":
+        _unnest_insert(model, fields, values, returning=False)
+        return
     max_params = connection.features.max_query_params or len(fields) * ROWS_PER_INSERT
     longest = max(1, min(ROWS_PER_INSERT, max_params // len(fields)))
     row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
@@ -108,6 +148,8 @@ def insert_returning_ids(
     if not rows:
         return []
     values = _prepared(_converters(model, fields), rows)
+    if connection.vendor == "postgresql":
+        return _unnest_insert(model, fields, values, returning=True)
     table = connection.ops.quote_name(model._meta.db_table)
     pk = connection.ops.quote_name(model._meta.pk.column)
     row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
@@ -159,7 +201,36 @@ def rows_by_ids(
     with connection.cursor() as cursor:
         for start in range(0, len(ids), IDS_PER_SELECT):
             chunk = ids[start : start + IDS_PER_SELECT]
-            marks = ", ".join(["%s"] * len(chunk))
-            cursor.execute(f"{select} WHERE {key} IN ({marks}){extra}", [*chunk, *params])
+            if connection.vendor == "postgresql":
+                cursor.execute(f"{select} WHERE {key} = ANY(%s::bigint[]){extra}", [chunk, *params])
+            else:
+                marks = ", ".join(["%s"] * len(chunk))
+                cursor.execute(f"{select} WHERE {key} IN ({marks}){extra}", [*chunk, *params])
             found.extend(cursor.fetchall())
     return found
+
+
+# A table is analyzed after a bulk write once this many rows, plus this share of the
+# rows it had when last analyzed, changed since (autovacuum's own threshold, which it
+# only checks once a minute).
+ANALYZE_BASE_ROWS = 50
+ANALYZE_SHARE = 0.1
+
+
+def analyze_when_grown(*tables: str) -> None:
+    """PostgreSQL: refresh the planner statistics of those of ``tables`` that changed by
+    more than a tenth since they were last analyzed. Called before a bulk write, outside
+    any transaction (inside one it does nothing, so as not to hold the lock ANALYZE
+    takes): a bulk load outgrows its statistics within seconds, and planned from the
+    table as it was (nearly empty), the next batch's lookups scan whole tables."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT s.relid::regclass::text FROM pg_stat_user_tables s "
+            "JOIN pg_class c ON c.oid = s.relid WHERE s.relid = ANY(%s::regclass[]) "
+            "AND s.n_mod_since_analyze > %s + %s * greatest(c.reltuples, 0)",
+            [list(tables), ANALYZE_BASE_ROWS, ANALYZE_SHARE],
+        )
+        for (table,) in cursor.fetchall():
+            cursor.execute(f"ANALYZE {table}")

@@ -43,6 +43,8 @@ EF_SEARCH = 100
 # 20,000).
 MAX_SCAN_TUPLES = 40_000
 IDS_PER_STATEMENT = 1000
+# Rows per statement of an index upsert.
+UPSERT_ROWS = 5000
 
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 # Past this many distinct words a query is ranked by ts_rank alone.
@@ -249,16 +251,24 @@ def fts_doc_count_sql(index: FtsIndex) -> str:
 
 def fts_upsert(index: FtsIndex, rows: Sequence[tuple[int, Sequence[str]]], *, cursor=None) -> None:
     """Index (or re-index) ``(id, (column values...))`` rows, on ``cursor`` (default: a
-    cursor of this thread's connection)."""
+    cursor of this thread's connection). One statement: a column of values per array,
+    unnested into rows (a row listed twice keeps its last values)."""
+    latest = {row_id: values for row_id, values in rows}
+    if not latest:
+        return
     columns = ", ".join(("id", *index.columns))
-    marks = ", ".join(["%s"] * (len(index.columns) + 1))
+    arrays = ", ".join(["%s::bigint[]", *["%s::text[]"] * len(index.columns)])
     updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in index.columns)
+    ids = list(latest)
+    values = [list(column) for column in zip(*latest.values(), strict=True)]
     with _cursor(cursor) as out:
-        out.executemany(
-            f"INSERT INTO {index.table} ({columns}) VALUES ({marks}) "
-            f"ON CONFLICT (id) DO UPDATE SET {updates}",
-            [(row_id, *values) for row_id, values in rows],
-        )
+        for start in range(0, len(ids), UPSERT_ROWS):
+            out.execute(
+                f"INSERT INTO {index.table} ({columns}) SELECT * FROM unnest({arrays}) "
+                f"ON CONFLICT (id) DO UPDATE SET {updates}",
+                [ids[start : start + UPSERT_ROWS]]
+                + [column[start : start + UPSERT_ROWS] for column in values],
+            )
 
 
 @contextmanager
