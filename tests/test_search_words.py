@@ -86,3 +86,48 @@ def test_a_new_row_under_the_id_of_an_entry_left_behind_replaces_it(indexed):
     assert FACT_FTS.content_of(4) == ("Dinner is at eight", "", "", "")
     assert FACT_FTS.search('"lunch"', limit=5) == []
     assert [h.id for h in FACT_FTS.search('"dinner"', limit=5)] == [4]
+
+
+@pytest.mark.postgresql_only("the planner's statistics and the GIN index are PostgreSQL's")
+def test_an_anchored_pairs_query_finds_every_row_the_pairs_match(indexed, monkeypatch):
+    """PostgreSQL looks rows up by the rarest word of each pair and checks the pairs on
+    those: the rows found are those the whole query matches."""
+    from django.db import connection
+
+    from memoryhub.search import postgres as pg
+
+    monkeypatch.setattr(pg, "_common_shares", {})
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {FACT_FTS.table}")
+    cases = {
+        match_pairs(["runs", "tests", "vortex"]): {1, 3},
+        match_pairs(["runs", "tests", "vortex"], anchors=["vortex"]): {1},
+        match_pairs(["nowhere", "images", "s3"]): {2},  # "nowhere": rarest, in no row
+        match_pairs(["runs", "priya", "tom"]): {1, 3},
+        '("s3" AND "images") OR "lunch"': {2, 4},
+    }
+    for match, expected in cases.items():
+        assert {h.id for h in FACT_FTS.search(match, limit=10)} == expected, match
+
+
+@pytest.mark.postgresql_only("the planner's statistics are PostgreSQL's")
+def test_a_common_word_is_counted_from_the_statistics_and_a_rare_one_exactly(db, monkeypatch):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memoryhub.search import postgres as pg
+
+    monkeypatch.setattr(pg, "_common_shares", {})
+    monkeypatch.setattr(fts, "_row_counts", {})
+    monkeypatch.setattr(fts, "_doc_counts", {})
+    rows = {i: (f"deploy number {i}", "", "", "") for i in range(1, 401)}
+    rows |= {500 + i: (f"zephyr rollout {i}", "", "", "") for i in range(3)}
+    FACT_FTS.upsert(list(rows.items()), new=True)
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {FACT_FTS.table}")
+    with CaptureQueriesContext(connection) as queries:
+        counts = FACT_FTS.doc_counts(["deploy", "zephyr", "the"])
+    assert counts["zephyr"] == 3 and counts["the"] == 0
+    assert abs(counts["deploy"] - 400) <= 40
+    counted = [q["sql"] for q in queries if "count(*)" in q["sql"] and "@@" in q["sql"]]
+    assert len(counted) == 1  # the rare word's, not the common one's

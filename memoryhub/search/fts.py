@@ -257,7 +257,8 @@ class FtsIndex:
         if rows >= TWO_WORDS_ROWS and 2 <= len(terms) <= MAX_PAIRED_WORDS:
             enough = min(limit, TWO_WORDS_ENOUGH)
             common = COMMON_SHARE * rows
-            uncommon = [t for t in terms if self.doc_count(t) <= common]
+            holding = self.doc_counts(terms)
+            uncommon = [t for t in terms if holding[t] <= common]
             stages = (
                 [match_pairs(terms, anchors=uncommon)] if 0 < len(uncommon) < len(terms) else []
             )
@@ -278,6 +279,13 @@ class FtsIndex:
         else:
             sql = f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH %s"
         return _remembered_count(_doc_counts, DOC_COUNT_TTL, sql, [match])
+
+    def doc_counts(self, words: Sequence[str]) -> dict[str, int]:
+        """``doc_count`` of each of ``words`` (on PostgreSQL a common word's count is
+        estimated from the table's statistics)."""
+        if on_postgres():
+            return pg.fts_doc_counts(self, words)
+        return {word: self.doc_count(word) for word in words}
 
     def row_count(self) -> int:
         """How many rows the index holds, read at most every ROW_COUNT_TTL seconds."""
