@@ -184,6 +184,16 @@ def _unit(vector: np.ndarray) -> np.ndarray:
     return vector / norm if norm else vector
 
 
+def _loaded_rows(ids: set[int]) -> dict[int, tuple]:
+    rows = Fact.objects.filter(pk__in=list(ids)).order_by().values_list(*LOADED_FIELDS)
+    return {row[0]: row for row in rows}
+
+
+def _neighbours(rows: dict[int, tuple]) -> dict[int, tuple[int | None, int | None]]:
+    in_sessions = [fact_id for fact_id, row in rows.items() if row[SESSION]]
+    return session_neighbours(in_sessions, all_in_sessions=True) if in_sessions else {}
+
+
 def _similarities(
     vector: Any, ids: set[int], around: dict[int, tuple[int | None, int | None]]
 ) -> tuple[dict[int, float], dict[int, float]]:
@@ -276,17 +286,18 @@ def recall_candidates(
         ids |= set(
             scope.filter(when).order_by().values_list("pk", flat=True)[: tuning.dated_candidates]
         )
-    around = session_neighbours(ids)
+    # The rows are read first: they tell which facts are in a session.
+    by_id = _loaded_rows(ids)
+    around = _neighbours(by_id)
     best = sorted(fused, key=lambda i: -fused[i])[: tuning.neighbour_candidates]
     extra = {n for i in best for n in around.get(i, ()) if n is not None} - ids
     extra = ids_within(sorted(extra), compiled) if extra else set()
     if extra:
-        around.update(session_neighbours(extra))
+        extra_rows = _loaded_rows(extra)
+        around.update(_neighbours(extra_rows))
+        by_id.update(extra_rows)
         ids |= extra
     similarity, window = _similarities(vector, ids, around)
-
-    rows = Fact.objects.filter(pk__in=list(ids)).order_by().values_list(*LOADED_FIELDS)
-    by_id = {row[0]: row for row in rows}
     candidates = [
         Candidate(
             id=fact_id,

@@ -63,17 +63,25 @@ def _neighbour_subqueries() -> tuple[QuerySet, QuerySet]:
     return previous, following
 
 
-def session_neighbours(ids: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
+def session_neighbours(
+    ids: Iterable[int], *, all_in_sessions: bool = False
+) -> dict[int, tuple[int | None, int | None]]:
     """(previous, next) neighbour of each of these facts that is in a session; facts
-    outside sessions (or gone) are left out."""
+    outside sessions (or gone) are left out. ``all_in_sessions``: the caller knows that
+    each of ``ids`` is in a session (it has read their rows)."""
     ids = list(dict.fromkeys(int(i) for i in ids))
     found: dict[int, tuple[int | None, int | None]] = {}
     for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
         # Most facts are in no session: the neighbour lookups run for the others only.
-        in_sessions = list(
-            Fact.objects.filter(pk__in=ids[start : start + CHUNK])
-            .exclude(session_id="")
-            .values_list("pk", flat=True)
+        in_sessions = (
+            chunk
+            if all_in_sessions
+            else list(
+                Fact.objects.filter(pk__in=chunk)
+                .exclude(session_id="")
+                .values_list("pk", flat=True)
+            )
         )
         if not in_sessions:
             continue
