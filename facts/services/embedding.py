@@ -78,8 +78,13 @@ def _vectors_store(rows: list[tuple[int, str]], vectors: Any, embedder: Any) -> 
     still what was embedded; how many were stored."""
     FACT_VECTORS.ensure_dim(embedder.dim)
     with transaction.atomic():
+        # The facts' rows are locked before their vectors, in the order a delete or an
+        # edit locks them (fact, then vector): the other order deadlocks on PostgreSQL.
         current = dict(
-            Fact.objects.filter(pk__in=[pk for pk, _ in rows]).values_list("pk", "content")
+            Fact.objects.filter(pk__in=[pk for pk, _ in rows])
+            .order_by("pk")
+            .select_for_update(of=("self",))
+            .values_list("pk", "content")
         )
         fresh = [
             (pk, vec)
