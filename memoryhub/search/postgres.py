@@ -201,7 +201,8 @@ def _common_lexemes(index: FtsIndex) -> dict[str, float]:
 
 
 def _lexemes_of(index: FtsIndex, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """The lexemes each of ``words`` is indexed as (none for a stopword)."""
+    """The lexemes each of ``words`` is indexed as (none for a token the parser drops,
+    such as a lone symbol: the configurations keep stopwords)."""
     config = fts_config(index)
     keys = {word: _database_key(config, word) for word in words}
     missing = [word for word, key in keys.items() if key not in _stems]
@@ -231,7 +232,7 @@ def fts_doc_counts(index: FtsIndex, words: Sequence[str]) -> dict[str, int]:
     for word in words:
         found = lexemes.get(word)
         if found is not None and not found:
-            counts[word] = 0  # a stopword: no row holds it
+            counts[word] = 0  # indexed as nothing: no row holds it
         elif found is not None and len(found) == 1 and found[0] in shares:
             counts[word] = round(shares[found[0]] * index.row_count())
         else:
@@ -299,7 +300,7 @@ def _anchor(index: FtsIndex, match: str) -> str | None:
     counts = fts_doc_counts(index, words)
     anchors: list[str] = []
     for clause in clauses:
-        # A stopword drops out of its clause, so it cannot stand for it.
+        # A word indexed as nothing drops out of its clause: it cannot stand for it.
         indexed = [word for word in clause if lexemes[word]]
         if indexed:
             anchors.append(min(indexed, key=lambda word: counts[word]))
