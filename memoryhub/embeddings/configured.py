@@ -8,6 +8,7 @@ passages) embeds with this one embedder, so one search vector serves them all.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -55,14 +56,28 @@ def embedder_model_id(config: Any = None) -> str:
     return f"{provider}:{config.embeddings_model}"
 
 
+# Searches and topics embedded lately, per embedder: an agent recalls with the same
+# words turn after turn, and a person pages through one search. 1.5 KB each at 384
+# dimensions.
+QUERY_VECTORS_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=QUERY_VECTORS_KEPT)
+def _query_vector(embedder: Embedder, text: str) -> np.ndarray:
+    vector = embedder.embed([text])[0]
+    vector.setflags(write=False)  # shared by every caller that asks the same
+    return vector
+
+
 def query_vector(text: str) -> np.ndarray | None:
     """The embedding of a search or a topic, or None when embeddings are off or the
-    embedder fails (a search then matches by words alone)."""
+    embedder fails (a search then matches by words alone). A failure is not kept: the
+    next search asks the embedder again."""
     config = _config()
     if not config.embeddings_enabled:
         return None
     try:
-        return embedder_get(config).embed([text])[0]
+        return _query_vector(embedder_get(config), text)
     except Exception:  # the embedder is an edge we do not own: words still match
         logger.warning("Embedding a search failed; matching by words only")
         return None
