@@ -25,7 +25,7 @@ from facts.ranking import Candidate, RecallTuning, named_moments, rank
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.selectors import memory_config_get
 from facts.services.access import fact_touch
-from facts.sessions import session_neighbours
+from facts.sessions import neighbours_in_sessions
 from memoryhub.embeddings.configured import embedder_get
 from memoryhub.embeddings.pipeline import embed_soon
 from memoryhub.errors import InvalidInput
@@ -191,7 +191,7 @@ def _loaded_rows(ids: set[int]) -> dict[int, tuple]:
 
 def _neighbours(rows: dict[int, tuple]) -> dict[int, tuple[int | None, int | None]]:
     in_sessions = [fact_id for fact_id, row in rows.items() if row[SESSION]]
-    return session_neighbours(in_sessions, all_in_sessions=True) if in_sessions else {}
+    return neighbours_in_sessions(in_sessions) if in_sessions else {}
 
 
 def _similarities(

@@ -63,31 +63,30 @@ def _neighbour_subqueries() -> tuple[QuerySet, QuerySet]:
     return previous, following
 
 
-def session_neighbours(
-    ids: Iterable[int], *, all_in_sessions: bool = False
-) -> dict[int, tuple[int | None, int | None]]:
+def session_neighbours(ids: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
     """(previous, next) neighbour of each of these facts that is in a session; facts
-    outside sessions (or gone) are left out. ``all_in_sessions``: the caller knows that
-    each of ``ids`` is in a session (it has read their rows)."""
+    outside sessions (or gone) are left out."""
+    ids = list(dict.fromkeys(int(i) for i in ids))
+    # Most facts are in no session: the neighbour lookups run for the others only.
+    in_sessions = []
+    for start in range(0, len(ids), CHUNK):
+        in_sessions += (
+            Fact.objects.filter(pk__in=ids[start : start + CHUNK])
+            .exclude(session_id="")
+            .values_list("pk", flat=True)
+        )
+    return neighbours_in_sessions(in_sessions)
+
+
+def neighbours_in_sessions(ids: Iterable[int]) -> dict[int, tuple[int | None, int | None]]:
+    """``session_neighbours`` of facts the caller knows to be in a session (it has read
+    their rows), without the query that finds which are."""
     ids = list(dict.fromkeys(int(i) for i in ids))
     found: dict[int, tuple[int | None, int | None]] = {}
+    previous, following = _neighbour_subqueries()
     for start in range(0, len(ids), CHUNK):
-        chunk = ids[start : start + CHUNK]
-        # Most facts are in no session: the neighbour lookups run for the others only.
-        in_sessions = (
-            chunk
-            if all_in_sessions
-            else list(
-                Fact.objects.filter(pk__in=chunk)
-                .exclude(session_id="")
-                .values_list("pk", flat=True)
-            )
-        )
-        if not in_sessions:
-            continue
-        previous, following = _neighbour_subqueries()
         rows = (
-            Fact.objects.filter(pk__in=in_sessions)
+            Fact.objects.filter(pk__in=ids[start : start + CHUNK])
             .order_by()
             .values_list("pk", Subquery(previous), Subquery(following))
         )

@@ -6,6 +6,7 @@ import pytest
 
 from facts.search import FACT_FTS
 from memoryhub.search import fts
+from memoryhub.search.remembered import Remembered
 from memoryhub.search.text import match_any, match_pairs, query_terms
 
 
@@ -35,8 +36,8 @@ def indexed(db):
 @pytest.fixture
 def large(monkeypatch):
     monkeypatch.setattr(fts, "TWO_WORDS_ROWS", 1)
-    monkeypatch.setattr(fts, "_row_counts", {})
-    monkeypatch.setattr(fts, "_doc_counts", {})
+    monkeypatch.setattr(fts, "_row_counts", Remembered(fts.ROW_COUNT_TTL))
+    monkeypatch.setattr(fts, "_doc_counts", Remembered(fts.DOC_COUNT_TTL))
 
 
 def test_on_a_large_index_rows_sharing_two_words_are_enough(indexed, large):
@@ -96,7 +97,7 @@ def test_an_anchored_pairs_query_finds_every_row_the_pairs_match(indexed, monkey
 
     from memoryhub.search import postgres as pg
 
-    monkeypatch.setattr(pg, "_common_shares", {})
+    monkeypatch.setattr(pg, "_common_shares", Remembered(pg.STATISTICS_TTL))
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {FACT_FTS.table}")
     cases = {
@@ -117,9 +118,9 @@ def test_a_common_word_is_counted_from_the_statistics_and_a_rare_one_exactly(db,
 
     from memoryhub.search import postgres as pg
 
-    monkeypatch.setattr(pg, "_common_shares", {})
-    monkeypatch.setattr(fts, "_row_counts", {})
-    monkeypatch.setattr(fts, "_doc_counts", {})
+    monkeypatch.setattr(pg, "_common_shares", Remembered(pg.STATISTICS_TTL))
+    monkeypatch.setattr(fts, "_row_counts", Remembered(fts.ROW_COUNT_TTL))
+    monkeypatch.setattr(fts, "_doc_counts", Remembered(fts.DOC_COUNT_TTL))
     rows = {i: (f"deploy number {i}", "", "", "") for i in range(1, 401)}
     rows |= {500 + i: (f"zephyr rollout {i}", "", "", "") for i in range(3)}
     FACT_FTS.upsert(list(rows.items()), new=True)

@@ -1,7 +1,6 @@
 """Full-text indexes keyed by the indexed row's id: FTS5 on SQLite, ``tsvector`` on
 PostgreSQL (see ``memoryhub.search.postgres``)."""
 
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -10,6 +9,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from memoryhub.search import postgres as pg
+from memoryhub.search.remembered import Remembered
 from memoryhub.search.text import match_any, match_pairs, query_terms
 
 Within = tuple[str, tuple]
@@ -25,26 +25,19 @@ MAX_PAIRED_WORDS = 8
 # table's rows, kept ROW_COUNT_TTL seconds, and a word's rows, kept DOC_COUNT_TTL.
 ROW_COUNT_TTL = 10.0
 DOC_COUNT_TTL = 300.0
-COUNTS_KEPT = 50_000
-_row_counts: dict[tuple, tuple[int, float]] = {}
-_doc_counts: dict[tuple, tuple[int, float]] = {}
+_row_counts: Remembered[int] = Remembered(ROW_COUNT_TTL)
+_doc_counts: Remembered[int] = Remembered(DOC_COUNT_TTL)
 
 
-def _remembered_count(
-    counts: dict[tuple, tuple[int, float]], ttl: float, sql: str, params: Sequence = ()
-) -> int:
-    """The count ``sql`` returns, read at most every ``ttl`` seconds per process and
-    database."""
-    key = (connection.alias, str(connection.settings_dict["NAME"]), sql, *params)
-    now = time.monotonic()
-    cached = counts.get(key)
-    if cached is None or now - cached[1] > ttl:
-        if len(counts) >= COUNTS_KEPT:
-            counts.clear()
+def _remembered_count(counts: Remembered[int], sql: str, params: Sequence = ()) -> int:
+    """The count ``sql`` returns, read at most once per ``counts``' lifetime."""
+
+    def read() -> int:
         with connection.cursor() as cursor:
             cursor.execute(sql, list(params))
-            cached = counts[key] = (cursor.fetchone()[0], now)
-    return cached[0]
+            return cursor.fetchone()[0]
+
+    return counts.get(read, sql, *params)
 
 
 def on_postgres() -> bool:
@@ -53,7 +46,7 @@ def on_postgres() -> bool:
 
 def cached_row_count(table: str) -> int:
     """``count(*)`` of ``table``, read at most every ROW_COUNT_TTL seconds."""
-    return _remembered_count(_row_counts, ROW_COUNT_TTL, f"SELECT count(*) FROM {table}")
+    return _remembered_count(_row_counts, f"SELECT count(*) FROM {table}")
 
 
 # A filtered search first looks at this many unfiltered best matches per wanted row.
@@ -278,7 +271,7 @@ class FtsIndex:
             sql, match = pg.fts_doc_count_sql(self), pg.tsquery_text(match)
         else:
             sql = f"SELECT count(*) FROM {self.table} WHERE {self.table} MATCH %s"
-        return _remembered_count(_doc_counts, DOC_COUNT_TTL, sql, [match])
+        return _remembered_count(_doc_counts, sql, [match])
 
     def doc_counts(self, words: Sequence[str]) -> dict[str, int]:
         """``doc_count`` of each of ``words`` (on PostgreSQL a common word's count is

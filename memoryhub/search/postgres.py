@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 import re
-import time
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
 from django.db import connection
+
+from memoryhub.search.remembered import MISSING, Remembered
 
 if TYPE_CHECKING:
     from memoryhub.search.fts import FtsIndex, Within
@@ -170,22 +171,16 @@ def _headline(index: FtsIndex, column: int) -> str:
 
 # The planner's statistics of a full-text table are read at most this often.
 STATISTICS_TTL = 300.0
-KEPT_STEMS = 50_000
-_common_shares: dict[tuple, tuple[dict[str, float], float]] = {}
-_stems: dict[tuple, tuple[str, ...]] = {}
-
-
-def _database_key(*parts: object) -> tuple:
-    return (connection.alias, str(connection.settings_dict["NAME"]), *parts)
+_common_shares: Remembered[dict[str, float]] = Remembered(STATISTICS_TTL)
+# How a word is indexed changes only with the configuration, which is in the key.
+_stems: Remembered[tuple[str, ...]] = Remembered(None)
 
 
 def _common_lexemes(index: FtsIndex) -> dict[str, float]:
     """The share of rows holding each of the index's most common lexemes, from the
     statistics ANALYZE keeps of its ``document`` column (empty before the first)."""
-    key = _database_key(index.table)
-    now = time.monotonic()
-    cached = _common_shares.get(key)
-    if cached is None or now - cached[1] > STATISTICS_TTL:
+
+    def read() -> dict[str, float]:
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
@@ -195,20 +190,18 @@ def _common_lexemes(index: FtsIndex) -> dict[str, float]:
             row = cursor.fetchone()
         # The frequencies list one share per lexeme, then the least, the most and the
         # share of empty documents.
-        shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
-        cached = _common_shares[key] = (shares, now)
-    return cached[0]
+        return dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+
+    return _common_shares.get(read, index.table)
 
 
 def _lexemes_of(index: FtsIndex, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
     """The lexemes each of ``words`` is indexed as (none for a token the parser drops,
     such as a lone symbol: the configurations keep stopwords)."""
     config = fts_config(index)
-    keys = {word: _database_key(config, word) for word in words}
-    missing = [word for word, key in keys.items() if key not in _stems]
+    found = {word: _stems.peek(config, word) for word in words}
+    missing = [word for word, lexemes in found.items() if lexemes is MISSING]
     if missing:
-        if len(_stems) + len(missing) > KEPT_STEMS:
-            _stems.clear()
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT w, tsvector_to_array(to_tsvector('{config}'::regconfig, w)) "
@@ -216,8 +209,8 @@ def _lexemes_of(index: FtsIndex, words: Sequence[str]) -> dict[str, tuple[str, .
                 [missing],
             )
             for word, lexemes in cursor.fetchall():
-                _stems[keys[word]] = tuple(lexemes)
-    return {word: _stems[key] for word, key in keys.items()}
+                found[word] = _stems.put(tuple(lexemes), config, word)
+    return found  # type: ignore[return-value]
 
 
 def fts_doc_counts(index: FtsIndex, words: Sequence[str]) -> dict[str, int]:
