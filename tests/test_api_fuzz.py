@@ -35,7 +35,7 @@ from teams.services import Actor
 from wiki.services import wiki_page_upsert
 
 DEEPER = os.environ.get("MEMORYHUB_FUZZ_EXAMPLES")
-EXAMPLES = int(DEEPER or 30)  # per operation, mode and set of path ids
+EXAMPLES = int(DEEPER or 20)  # per operation, mode and set of path ids
 
 
 @pytest.fixture
