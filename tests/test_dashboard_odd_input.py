@@ -7,9 +7,6 @@ them all), from a plain request and from every odd one, until no new name turns 
 parameter nothing reads cannot change the answer, and sending odd values to it as well
 would multiply the requests by the length of the lists below."""
 
-import contextlib
-from collections.abc import Iterator
-
 import pytest
 from django.core.handlers.base import BaseHandler
 from django.http import QueryDict
@@ -89,8 +86,8 @@ class ReadNames:
         self.every = False
         self.viewing = False
 
-    @contextlib.contextmanager
-    def recording(self, monkeypatch: pytest.MonkeyPatch) -> Iterator["ReadNames"]:
+    def record(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Record from now to the end of the test."""
         for method in self.KEYED:
             monkeypatch.setattr(QueryDict, method, self._keyed(getattr(QueryDict, method)))
         for method in self.WHOLE:
@@ -98,7 +95,6 @@ class ReadNames:
         # Only the view's own reads (and its templates'): the middleware that checks
         # every parameter of every request does so whatever the page.
         monkeypatch.setattr(BaseHandler, "_get_response", self._view(BaseHandler._get_response))
-        yield self
 
     def _keyed(self, method):
         def read(query, key, *args, **kwargs):
@@ -154,22 +150,23 @@ def odd_requests(send, names: list[str], reads: ReadNames) -> tuple[list[str], s
 def test_odd_values_never_get_a_server_error(staff_client, pages, monkeypatch):
     errors = []
     fuzzed = {}
-    with ReadNames().recording(monkeypatch) as reads:
-        for url in pages["get"]:
+    reads = ReadNames()
+    reads.record(monkeypatch)
+    for url in pages["get"]:
 
-            def get(name, value, url=url):
-                return staff_client.get(url, {name: value}).status_code
+        def get(name, value, url=url):
+            return staff_client.get(url, {name: value}).status_code
 
-            found, fuzzed[url] = odd_requests(get, QUERY, reads)
-            errors += [f"GET {url} {e}" for e in found]
-        for url in pages["post"]:
+        found, fuzzed[url] = odd_requests(get, QUERY, reads)
+        errors += [f"GET {url} {e}" for e in found]
+    for url in pages["post"]:
 
-            def post(name, value, url=url):
-                data = {"content": "Deploys on Tuesday", "title": "T", "name": "n", name: value}
-                return staff_client.post(url, data).status_code
+        def post(name, value, url=url):
+            data = {"content": "Deploys on Tuesday", "title": "T", "name": "n", name: value}
+            return staff_client.post(url, data).status_code
 
-            found, fuzzed[f"POST {url}"] = odd_requests(post, FORM, reads)
-            errors += [f"POST {url} {e}" for e in found]
+        found, fuzzed[f"POST {url}"] = odd_requests(post, FORM, reads)
+        errors += [f"POST {url} {e}" for e in found]
     assert not errors, "\n".join(errors[:20])
     # The recording sees what a page reads: the fact list its search box and filters,
     # the settings form each of its fields.

@@ -58,8 +58,9 @@ def embedder_model_id(config: Any = None) -> str:
 
 # Searches and topics embedded lately, per embedder: an agent recalls with the same
 # words turn after turn, and a person pages through one search. 1.5 KB each at 384
-# dimensions.
+# dimensions, plus the text itself: a text longer than QUERY_KEPT_CHARS is not kept.
 QUERY_VECTORS_KEPT = 1024
+QUERY_KEPT_CHARS = 2_000
 
 
 @functools.lru_cache(maxsize=QUERY_VECTORS_KEPT)
@@ -77,7 +78,10 @@ def query_vector(text: str) -> np.ndarray | None:
     if not config.embeddings_enabled:
         return None
     try:
-        return _query_vector(embedder_get(config), text)
+        embedder = embedder_get(config)
+        if len(text) > QUERY_KEPT_CHARS:
+            return embedder.embed([text])[0]
+        return _query_vector(embedder, text)
     except Exception:  # the embedder is an edge we do not own: words still match
         logger.warning("Embedding a search failed; matching by words only")
         return None

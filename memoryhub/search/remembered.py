@@ -8,7 +8,8 @@ from collections.abc import Callable, Hashable
 
 from django.db import connection
 
-_MISSING = object()
+# What ``peek`` answers for a value not kept (or no longer fresh).
+MISSING = object()
 
 
 class Remembered[T]:
@@ -29,7 +30,7 @@ class Remembered[T]:
         """The value kept for ``parts`` if it is still fresh, else ``MISSING``."""
         held = self._values.get(self._key(parts))
         if held is None or (self.ttl is not None and time.monotonic() - held[1] > self.ttl):
-            return _MISSING
+            return MISSING
         return held[0]
 
     def put(self, value: T, *parts: Hashable) -> T:
@@ -41,7 +42,4 @@ class Remembered[T]:
     def get(self, read: Callable[[], T], *parts: Hashable) -> T:
         """The value kept for ``parts``, or what ``read()`` gives (then kept)."""
         value = self.peek(*parts)
-        return self.put(read(), *parts) if value is _MISSING else value  # type: ignore[return-value]
-
-
-MISSING = _MISSING
+        return self.put(read(), *parts) if value is MISSING else value  # type: ignore[return-value]

@@ -43,6 +43,12 @@ def test_a_repeated_search_is_embedded_once_and_a_failed_one_is_asked_again(serv
     with pytest.raises(ValueError):
         again *= 2  # one vector serves every caller: nobody may change it
 
+    # A very long text is not kept: it would hold its length in memory per entry.
+    long = "staging " * 300
+    query_vector(long)
+    query_vector(long)
+    assert [r.body["input"][0] for r in server.requests].count(long) == 2
+
     # The endpoint failing is not remembered: the next search asks it again.
     assert query_vector("is it down") is None
     failing["now"] = False
