@@ -185,7 +185,7 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 
 
 def _loaded_rows(ids: set[int]) -> dict[int, tuple]:
-    rows = Fact.objects.filter(pk__in=list(ids)).order_by().values_list(*LOADED_FIELDS)
+    rows = Fact.objects.filter(pk__any_of=list(ids)).order_by().values_list(*LOADED_FIELDS)
     return {row[0]: row for row in rows}
 
 

@@ -9,6 +9,7 @@ class MemoryHubConfig(AppConfig):
     def ready(self) -> None:
         """Make the data directory's folders: the web server, the worker and every
         command start here, while reading the settings alone writes nothing."""
+        import memoryhub.db.lookups  # noqa: F401  (registers ``any_of``)
         from memoryhub.queue import queue_folders
 
         folders = [settings.DATA_DIR, settings.STATIC_ROOT]

@@ -81,6 +81,31 @@ def test_a_filter_that_admits_nothing_finds_nothing(indexed):
     assert FACT_FTS.search_words("who runs tests", limit=5, within=Fact.objects.none()) == []
 
 
+@pytest.mark.parametrize("snippet_column", [None, 0])
+def test_a_filter_finds_its_rows_however_far_below_the_index_s_best(indexed, snippet_column):
+    """A filtered search looks at the index's best rows first and filters them: when
+    too few of those pass, it still finds the admitted rows further down."""
+    crowd = {100 + i: "tests tests tests, nothing but tests" for i in range(150)}
+    FACT_FTS.upsert([(i, (text, "", "", "")) for i, text in crowd.items()], new=True)
+    try:
+        ranked = [h.id for h in FACT_FTS.search('"tests"', limit=200)]
+        assert set(ranked[:150]) == set(crowd)  # rows 1 and 3 come last
+        admit_two = ("SELECT 3 AS pk UNION ALL SELECT 1", ())
+        hits = FACT_FTS.search('"tests"', limit=5, within=admit_two, snippet_column=snippet_column)
+        assert [h.id for h in hits] == [i for i in ranked if i in (1, 3)]
+        if snippet_column is not None:
+            assert all("[[" in h.snippet for h in hits)
+        # Admitted rows among the best come in the index's order, with their scores.
+        admit_crowd = ("SELECT 105 AS pk UNION ALL SELECT 140 UNION ALL SELECT 1", ())
+        hits = FACT_FTS.search('"tests"', limit=2, within=admit_crowd)
+        scores = {h.id: h.score for h in FACT_FTS.search('"tests"', limit=200)}
+        assert [(h.id, h.score) for h in hits] == sorted(
+            [(105, scores[105]), (140, scores[140])], key=lambda p: (p[1], p[0])
+        )
+    finally:
+        FACT_FTS.delete(crowd)
+
+
 def test_a_new_row_under_the_id_of_an_entry_left_behind_replaces_it(indexed):
     # Row 4's fact went without its index entry (a cascade); its id is given out again.
     FACT_FTS.upsert([(4, ("Dinner is at eight", "", "", ""))], new=True)

@@ -72,10 +72,13 @@ def ids_within(ids: list[int], within: Within) -> set[int]:
     if not ids:
         return set()
     inner_sql, inner_params = within
-    marks = ", ".join(["%s"] * len(ids))
-    sql = f"SELECT pk FROM ({inner_sql}) AS admitted WHERE admitted.pk IN ({marks})"
+    if on_postgres():  # one array, not a placeholder per id (see memoryhub.db.lookups)
+        wanted, values = "= ANY(%s)", [list(ids)]
+    else:
+        wanted, values = f"IN ({', '.join(['%s'] * len(ids))})", ids
+    sql = f"SELECT pk FROM ({inner_sql}) AS admitted WHERE admitted.pk {wanted}"
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*inner_params, *ids])
+        cursor.execute(sql, [*inner_params, *values])
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -199,6 +202,11 @@ class FtsIndex:
             return self._query(select, match, limit, None, snippet)
         compiled = compile_within(within)
         wanted = max(limit * OVERFETCH_FACTOR, OVERFETCH_MIN)
+        if on_postgres():  # both steps in one statement
+            rows = pg.fts_query(self, match, limit, compiled, snippet, overfetch=wanted)
+            return (
+                rows if rows is not None else self._query(select, match, limit, compiled, snippet)
+            )
         rows = self._query(select, match, wanted, None, snippet)
         allowed = ids_within([row[0] for row in rows], compiled)
         passed = [row for row in rows if row[0] in allowed]

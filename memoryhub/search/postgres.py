@@ -308,8 +308,16 @@ def fts_query(
     limit: int,
     within: Within | None,
     snippet_column: int | None,
-) -> list[tuple]:
-    """(id, -rank[, snippet]) of the best ``limit`` rows for ``match``."""
+    *,
+    overfetch: int | None = None,
+) -> list[tuple] | None:
+    """(id, -rank[, snippet]) of the best ``limit`` rows for ``match``.
+
+    With ``overfetch``, the best ``overfetch`` rows of the whole index are ranked and
+    only then filtered by ``within``, in one statement: ranking the admitted rows alone
+    builds the whole admitted set first, which costs more than the ranking when the
+    filter admits most rows. None when fewer than ``limit`` of those are admitted while
+    more rows match: then only the filtered search finds the best."""
     config = fts_config(index)
     rank, rank_params = _rank_sql(index, match)
     params: list = [*rank_params, tsquery_text(match)]
@@ -326,26 +334,43 @@ def fts_query(
         )
         where = "f.document @@ q.anchor AND ts_match_vq(f.document, q.query)"
         params.append(anchor)
-    if within is not None:
+    select = f"SELECT f.id, -({rank}) AS score"
+    head = ""
+    if within is not None and overfetch is not None:
+        # ``matched`` counts every matching row (the window sees them all before the
+        # limit); the last row of the answer carries it, admitted or not.
         inner_sql, inner_params = within
-        where += f" AND f.id IN ({inner_sql})"
-        params.extend(inner_params)
-    params.append(limit)
-    ranked = (
-        f"SELECT f.id, -({rank}) AS score "
-        f"FROM {index.table} f, {query} "
-        f"WHERE {where} ORDER BY score, f.id LIMIT %s"
-    )
+        head = (
+            f"WITH best AS MATERIALIZED ({select}, count(*) OVER () AS matched "
+            f"FROM {index.table} f, {query} WHERE {where} ORDER BY score, f.id LIMIT %s) "
+        )
+        ranked = (
+            f"SELECT best.id, best.score FROM best WHERE best.id IN ({inner_sql}) "
+            "ORDER BY best.score, best.id LIMIT %s"
+        )
+        params.extend([overfetch, *inner_params, limit])
+    else:
+        if within is not None:
+            inner_sql, inner_params = within
+            where += f" AND f.id IN ({inner_sql})"
+            params.extend(inner_params)
+        ranked = (
+            f"{select} FROM {index.table} f, {query} WHERE {where} ORDER BY score, f.id LIMIT %s"
+        )
+        params.append(limit)
     if snippet_column is None:
         sql = ranked
     else:
         sql = (
-            f"SELECT best.id, best.score, {_headline(index, snippet_column)} "
-            f"FROM ({ranked}) best JOIN {index.table} f ON f.id = best.id, "
+            f"SELECT r.id, r.score, {_headline(index, snippet_column)} "
+            f"FROM ({ranked}) r JOIN {index.table} f ON f.id = r.id, "
             f"(SELECT to_tsquery('{config}'::regconfig, %s) AS query) q "
-            "ORDER BY best.score, best.id"
+            "ORDER BY r.score, r.id"
         )
         params.append(tsquery_text(match))
+    if head:
+        blank = "" if snippet_column is None else ", NULL"
+        sql = f"{head}({sql}) UNION ALL (SELECT NULL, max(matched){blank} FROM best)"
     with connection.cursor() as cursor:
         # The planner prices matching a tsvector far too cheaply and scans the whole
         # table where the GIN index answers in a third of the time (100k facts: 14 ms
@@ -360,6 +385,12 @@ def fts_query(
                 cursor.execute("RESET enable_seqscan")
             raise
         cursor.execute("RESET enable_seqscan")
+    if not head:
+        return rows
+    matched = next((row[1] for row in rows if row[0] is None), None) or 0
+    rows = sorted((row for row in rows if row[0] is not None), key=lambda row: (row[1], row[0]))
+    if len(rows) < limit and matched > overfetch:
+        return None
     return rows
 
 
