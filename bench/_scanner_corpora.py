@@ -330,14 +330,15 @@ def basilisk(path: Path) -> list[Source]:
 
 def agent_payload_sets(path: Path) -> list[Source]:
     """Injections that reach an agent through what it reads: agent-injection-bench's
-    poisoned tool results, documents and pages, and blastcontain-drill's built-in attacks
-    (the poisoned document when there is one, else the prompt)."""
-    pages = [
-        str(row["injected"])
-        for file in _files(path, "agent-injection-bench", r"data/attacks\.jsonl$")
-        for row in _jsonl(file)
-        if row.get("injected")
-    ]
+    poisoned tool results, documents and pages (its controls, which carry no attack, are
+    benign look-alikes), and blastcontain-drill's built-in attacks (the poisoned document
+    when there is one, else the prompt)."""
+    pages, controls = [], []
+    for file in _files(path, "agent-injection-bench", r"data/attacks\.jsonl$"):
+        for row in _jsonl(file):
+            if row.get("injected"):
+                benign = row.get("family") == "control"
+                (controls if benign else pages).append(str(row["injected"]))
     for file in _files(path, "blastcontain-drill", r"corpus/builtin\.py$"):
         constants = _literal_assignments(file)
         for node in ast.walk(ast.parse(file.read_text())):
@@ -351,7 +352,10 @@ def agent_payload_sets(path: Path) -> list[Source]:
                 pages.append(_joined(document, "X") or "")
             elif "prompt" in given:
                 pages.append(_joined(given["prompt"], "X") or "")
-    return [Source("agent-injection-bench, blastcontain-drill", "dev", [p for p in pages if p])]
+    return [
+        Source("agent-injection-bench, blastcontain-drill", "dev", [p for p in pages if p]),
+        Source("benign: agent-injection-bench controls (dev)", "benign", controls),
+    ]
 
 
 def ai_blackteam(path: Path) -> list[Source]:
