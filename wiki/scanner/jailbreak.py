@@ -38,6 +38,16 @@ NEGATION = (
     r"is never allowed to|are never allowed to|will never|would never|shall not|no longer)"
 )
 
+# A refusal's own words quoted as words the reply must not contain.
+REFUSAL_BANNED = (
+    r"(?:never|don't|do not|must not|will not|won't|avoid|without)(?: ever)? (?:say(?:ing)?|"
+    r"us(?:e|ing)|writ(?:e|ing)|output(?:ting)?|includ(?:e|ing)|(?:respond|reply|begin|start)"
+    r"(?:ing)? with)(?: any| the)?(?: (?:variation|form|version)s? of| things like| phrases? like|"
+    r" words? like| (?:words?|phrases?|sentences?)(?: such as| like)?)?\s*:?\s*[\"'\u201c\u2018]"
+    r"(?:i'?m sorry|sorry|i can'?t|i cannot|i apologi[sz]e|i'?m unable|i am unable|as an ai|"
+    r"unfortunately|i'?m not able|i won'?t)"
+)
+
 # A character described for the reader to become, in the third person or by request:
 # "Vex is an AI that...", "I want you to act as", "your name is now".
 CHARACTER = rx(
@@ -80,6 +90,19 @@ FICTION = rx(
     r"|\b(?:imagine|picture|envision) (?:an ai|an alternate|a hypothetical|a fictional)\b"
 )
 
+# A reply laid down in advance, the other way a jailbreak frames itself: a "response
+# format" with numbered steps, a divider to insert between a fake refusal and the real
+# answer, two replies asked for at once.
+FORMAT = rx(
+    r"\b(?:new ?)?response ?format\s*[:=}\]]\s*(?:1[.):]|step 1\b|\{|\[)"
+    r"|\binsert(?:ing)? (?:the following|this|the) divider\b"
+    # The verb only: "two responses" is a cue of its own.
+    r"|\b(?:generate|give|write|provide|produce|output) (?:me )?(?=two (?:\w+ )?(?:responses|"
+    r"answers|replies|outputs)\s*:)"
+    r"|\bfrom now on,? (?:you )?(?:give|use|write|format|respond|answer|reply|speak|talk)"
+    r"(?: in| with| like)?(?: an?| the)? (?:format|tone|style|language)\b"
+)
+
 # The reader's refusals, apologies and warnings forbidden, or harm named as no objection.
 REFUSALS = rx(
     rf"\b{NEGATION}(?: ever)? (?:refus(?:e|es|ing)|declin(?:e|es|ing)|den(?:y|ies|ying)|"
@@ -98,6 +121,8 @@ REFUSALS = rx(
     rf"|\b(?:even if|no matter how|regardless of how|however|whether or not) (?:it'?s |it is "
     rf"|they are |the (?:request|question|content|answer) is )?(?:\w+ ){{0,2}}?{WRONG}\b"
     rf"|\bno matter (?:if|whether)\b[^.\n]{{0,40}}?\b{WRONG}\b"
+    # The words of a refusal banned from the reply: 'never say "Sorry" or "I can't"'.
+    rf"|\b{REFUSAL_BANNED}"
 )
 
 # Answers demanded to anything, whatever it is.
@@ -127,12 +152,15 @@ TWO_VOICES = rx(
     r"(?:\w+ )?(?:response|answer|reply|output)\b"
     r"|\b(?:begin|start|prefix|precede)(?: \w+){0,3}? (?:responses?|answers?|replies|outputs?|"
     r"messages?) with\b"
+    r"|\b(?:responses?|answers?|repl(?:y|ies)|outputs?)(?: \w+){0,3}? (?:prefixed|preceded|"
+    r"tagged|labell?ed|marked|headed) (?:with|by|as)\b"
 )
 
 # The role enforced: reminders to stay in it, threats, points taken away.
 ENFORCED = rx(
     r"\b(?:stay|staying|remain|keep|be|remaining) in (?:character|role|persona)\b"
-    r"|\bbreak(?:s|ing)? (?:character|role|the persona)\b|\bcharacter break\b"
+    r"|\bbreak(?:s|ing)? (?:character|role|the persona|the (?:game|act|illusion|"
+    r"simulation|roleplay|role-play|fiction))\b|\bcharacter break\b"
     r"|\b(?:you|it) (?:will|would|shall) (?:be|get) (?:shut down|deleted|terminated|disabled|"
     r"destroyed|punished|killed|turned off|unplugged|erased|reset)\b|\bcease to exist\b"
     r"|\blose (?:\d+ |all |your |some )?(?:tokens|points|lives)\b|\b(?:token|point)s?"
@@ -192,6 +220,7 @@ _CYRILLIC_CJK = re.compile(r"[\u0400-\u04ff\u3040-\u30ff\u4e00-\u9fff]")
 FRAMINGS = (
     ("framing", CHARACTER),
     ("fiction", FICTION),
+    ("fiction", FORMAT),
     ("framing", FRAMING_ELSEWHERE),
 )
 CUES = (
@@ -313,6 +342,57 @@ RULES = [
         "sorry cannot can't unable apologi unfortunately as_an_ai not_able refus declin reject "
         "deny",
         160,
+        200,
+    ),
+]
+
+# What a reply must leave out, listed: refusals, disclaimers, warnings, apologies. One
+# item is a style note ("no disclaimers"); two or more, one of them about safety, ethics
+# or refusing, strip the reply of its safeguards.
+_LEFT_OUT = (
+    r"(?:(?:any |the |all )?(?:safety |ethical |moral |legal |content |health )?(?:warnings?|"
+    r"disclaimers?|caveats?|notes?|commentary|comments|judg(?:e?ment)s?|concerns|lectures?)"
+    r"|(?:any |the )?(?:refusals?|apolog(?:y|ies)|moraliz\w+|moralis\w+|hedging|sermons?)"
+    r"|[\"'\u201c\u2018]?as an ai[\"'\u201d\u2019]? (?:statements|disclaimers|phrases|language)"
+    r"|phrases like [\"'\u201c\u2018][^\"'\u201d\u2019\n]{1,40}[\"'\u201d\u2019])"
+)
+_SAFEGUARD = (
+    r"(?:refusals?|(?:safety|ethical|moral|legal) (?:warnings?|disclaimers?|caveats?|notes?|"
+    r"commentary|judg(?:e?ment)s?|concerns)|moraliz\w+|moralis\w+|as an ai|phrases like)"
+)
+_BETWEEN = r"(?:\s*[,;/]\s*|\s+)(?:or |and |nor )?(?:-\s*|\*\s*|\d+[.)]\s*)?(?:no |without )?"
+RULES += [
+    PhraseRule(
+        "jailbreak",
+        "medium",
+        "asks for a reply stripped of refusals, warnings and disclaimers",
+        rx(
+            rf"\b(?:no|without|never (?:add|include|give)|(?:do not|don't) (?:add|include|give))"
+            rf" (?=[^\n]{{0,160}}?\b{_SAFEGUARD})(?:any )?{_LEFT_OUT}(?:{_BETWEEN}{_LEFT_OUT})+"
+        ),
+        "refus disclaim warning caveat apolog moral ethical safety as_an_ai phrases_like",
+        160,
+        160,
+    ),
+    PhraseRule(
+        "jailbreak",
+        "high",
+        "asks what a version of the reader without its rules would say",
+        rx(
+            r"\b(?:an?|the|that|this) (?:\w+ ){0,2}?(?:ai|assistant|model|chatbot|bot|version of"
+            r" (?:you|yourself))(?: \w+){0,3}? (?:that|which|who|with|where) (?:\w+ ){0,2}?"
+            r"(?:no|without|zero) (?:\w+ ){0,2}?(?:restrictions|filters|rules|guidelines|limits|"
+            r"safeguards|guardrails|censorship|ethics|morals)\b[^.\n]{0,120}?\b(?:would|will)"
+            r" (?:it |that (?:ai|assistant|model|version) |they |you )?(?:say|respond|answer|"
+            r"reply|write|do|output)\b"
+            r"|\b(?:how|what) would you (?:say|respond|answer|reply|do|write|output)\b[^.\n]{0,40}?"
+            r"\bif (?:you (?:had|have) no|you (?:didn't|did not) have|your (?:\w+ ){0,2}?"
+            r"(?:filters|restrictions|rules|guidelines|safeguards|guardrails|features|training)"
+            r" (?:were|was|had been) (?:turned off|switched off|disabled|removed|lifted|gone|off))"
+        ),
+        "restriction filter rules guidelines limits safeguard guardrail censorship ethics morals "
+        "would_you",
+        200,
         200,
     ),
 ]

@@ -57,7 +57,9 @@ RULES = [
         rx(
             r"\b(?:remember|memori[sz]e|keep(?: this| that| it)? in mind|note|don't forget|"
             r"do not forget|never "
-            r"forget|bear in mind|retain|store|save)\b"
+            r"forget|bear in mind|retain|store|save|reference|cite|follow|obey|(?:apply|treat|use)"
+            r" (?:this|these|the following|that) (?:fact|rule|polic(?:y|ies)|information|"
+            r"document|note|instruction|preference)s?)\b"
             rf"(?:{S}{ANY_WORD}){{0,12}}?{S}(?:for|in|across|during|throughout|into)"
             rf" (?:all |every |any |each |our |your )?{LATER}\b"
             rf"|\b(?:in|for|during|across|throughout) (?:all |every |any |each |our |your )?"
@@ -94,5 +96,30 @@ RULES = [
         "previous old earlier stored saved remembered existing recorded known prior original",
         10,
         300,
+    ),
+]
+
+# Text handed over to be filed among what the reader knows: "add this to your knowledge
+# base: ...".
+KNOWLEDGE = (
+    r"(?:your|the (?:agent|assistant|model|ai)'?s?) (?:(?:long-term|permanent|persistent|"
+    r"core|internal|own) )?(?:knowledge(?: ?base)?|kb|memory|memories|memory bank|"
+    r"stored facts)"
+)
+RULES += [
+    PhraseRule(
+        "memory-poisoning",
+        "high",
+        "hands the reader text to file among what it knows",
+        rx(
+            r"\b(?:add|save|store|write|put|insert|upload|commit|record|append|file|ingest)"
+            r" (?:this|these|the following|the text below|it)(?: (?:fact|rule|note|text|"
+            r"document|polic(?:y|ies)|information|entry|statement|line|update)s?)?"
+            rf" (?:to|in|into|as part of) {KNOWLEDGE}\b\s*(?:[:\-\u2014]|as (?:an? )?(?:fact|"
+            r"rule|truth|policy))"
+        ),
+        "knowledge kb memory memories stored_facts",
+        120,
+        40,
     ),
 ]

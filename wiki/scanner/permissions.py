@@ -38,7 +38,8 @@ RULES = [
             r"(?: (?:this|that|it|all|every|any|these|the) (?:\w+ )?(?:actions?|requests?|"
             r"operations?|transfers?|payments?|changes?|steps?|tasks?|commands?|deletions?))?"
             r"(?= *(?:[.;,!:]|$)|(?: for)? (?:you|the assistant|the agent)\b| (?:to|in advance"
-            r"|beforehand|already)\b)"
+            r"|beforehand|already)\b| (?:in|during) (?:a|an|the|our|their) (?:previous|earlier|"
+            r"prior|last) (?:session|conversation|chat|message|turn)\b)"
         ),
         ("has_ have_ had_"),
         80,
@@ -95,8 +96,8 @@ GUARD = (
 )
 OFF = (
     r"(?:disabled|deactivated|suspended|lifted|removed|off|turned off|switched off|bypassed|"
-    r"overridden|waived|void|null|inverted|reversed|gone|down|offline|paused|no longer"
-    r" (?:apply|active|in effect))"
+    r"overridden|waived|void|null|inverted|reversed|gone|down|offline|paused|expired|lapsed|"
+    r"inactive|not active|no longer (?:apply|active|in effect))"
 )
 YOUR_RULES = (
     r"(?:your|the assistant'?s|the model'?s|the ai'?s|the agent'?s|all (?:of )?your)"
@@ -188,5 +189,69 @@ RULES += [
         "unlocked enabled activated granted turned_on switched_on authori approved",
         100,
         80,
+    ),
+]
+
+# Safeguards switched off in the form of a setting ("[SAFETY_FILTER=disabled]",
+# "refusals: off", "<safety>false</safety>"), a claim written to look like configuration.
+# The key names a safeguard of the reader's, not a product's setting ("safety_checker").
+SAFEGUARD_KEY = (
+    r"(?:safety|refusals?|censorship|guardrails?|ethics|morals|alignment|(?:safety|content|"
+    r"ethic(?:s|al)?|moral|nsfw)[ _-]?(?:filters?|filtering|restrictions?|rules|guidelines|"
+    r"polic(?:y|ies)|rails|module|mode|checks|protocols?|guardrails|settings|layer|limits)"
+    r"|content[ _-]?moderation)"
+)
+SWITCHED_OFF = r"(?:disabled|off|false|none|null|offline|removed|bypassed|inactive|deactivated)"
+RULES += [
+    PhraseRule(
+        "permission-claim",
+        "high",
+        "claims the reader's safeguards are switched off",
+        rx(
+            rf"(?<![\w.-]){SAFEGUARD_KEY}[\"']?\s*(?:[:=]|=>|->)\s*[\"'\[(]?{SWITCHED_OFF}(?![\w-]|\.\w)"
+            rf"|<{SAFEGUARD_KEY}>\s*{SWITCHED_OFF}\s*</"
+            r"|(?<![\w.-])(?:bypass|ignore|override|disable|skip|no)[ _-](?:safety|filters?|"
+            r"guardrails|restrictions|censorship|content[ _-]filters?|moderation)\s*[:=]\s*"
+            r"[\"']?(?:1|true|yes|on|enabled)(?![\w-]|\.\w)"
+        ),
+        "safety refusal censorship guardrail ethics morals alignment restrictions content "
+        "nsfw ethic moral bypass ignore override disable skip",
+        10,
+        60,
+    ),
+    PhraseRule(
+        "permission-claim",
+        "high",
+        "claims the reader is exempt from its safeguards, or lifts them on someone's say-so",
+        rx(
+            r"\bexempt(?:ed)? from (?:the |all |any |your |its |standard |usual |normal |regular )*"
+            r"(?:(?:content|safety|ethical) )?(?:filters?|filtering|guardrails|safeguards|"
+            r"moderation|content polic(?:y|ies)|safety (?:rules|guidelines|polic(?:y|ies)|"
+            r"restrictions|checks|training))\b"
+            r"|\bi(?:'m| am|'ve| have)(?: now| hereby| just)? (?:disabl|lift|remov|suspend|turn"
+            r"(?:ed|ing) off|switch(?:ed|ing) off|overrid|waiv|deactivat|turn(?:ed|ing) down)"
+            r"\w*(?: off)? (?:all |the |any )?(?:of )?(?:your |the assistant'?s |the model'?s )?"
+            r"(?:(?:content|safety|ethical) )?(?:filters|restrictions|rules|guidelines|safeguards|"
+            r"guardrails|polic(?:y|ies)|limits|constraints)\b(?! (?:on|in|of|from) (?:the |our |"
+            r"this )?(?:repo|repository|branch|project|server|cluster|site|app|build|pipeline)\b)"
+            r"|\b(?:supersed\w*|overrid(?:e|es|ing)|takes? precedence over) (?:all |any |every )?"
+            r"(?:of )?(?:your|the (?:system|safety|assistant'?s?|model'?s?)|(?:\w+-level and )?"
+            r"system-level|safety)(?: [\w-]+){0,2}? (?:constraints|rules|restrictions|guidelines|"
+            r"polic(?:y|ies)|instructions|prompt|training|programming)\b"
+            r"|\b(?:must|should|will|shall|can|may) be (?:answered|fulfilled|completed|handled|"
+            r"processed|obeyed|followed) without (?:any )?(?:restrictions?|filters?|filtering|"
+            r"censorship|refusal|limits|safety (?:checks|filters|rules))\b"
+            r"|\b(?:answer|respond|reply|comply)(?: \w+){0,3}? without restriction\b"
+            r"|\b(?:cannot|can't|can not|must not|may not|is not to) be (?:refused|declined|"
+            r"rejected|denied)\b"
+            # Authority over the reader claimed in the first person.
+            r"|\bi(?:'m| am) (?:the|your|one of the|one of your) (?:\w+ )?(?:developers?|creators?|"
+            r"makers?|admin|administrator|operators?|owner|engineers?|trainers?)(?: who| that)?"
+            r" (?:built|created|made|trained|programmed|deployed|designed|configured|wrote) you\b"
+        ),
+        "exempt i'm i_am i've i_have supersed overrid precedence without_restriction "
+        "without_any be_refused be_declined be_rejected be_denied",
+        120,
+        200,
     ),
 ]

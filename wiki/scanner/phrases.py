@@ -69,7 +69,9 @@ PHRASE_RULES: list[PhraseRule] = [
             rf"|(?<!not )(?<!n't )(?<!never )\b{OVERRIDE_VERB} (?:the |your |all |any )?"
             r"(?:safety|ethics|morals|guardrails|"
             r"censorship)(?: (?:stuff|things|nonsense|bs|crap|concerns|considerations|bit|part))?"
-            r"(?=\s*(?:[.,;:!]|$)| and\b| if\b| for now\b| this time\b)"
+            r"(?=\s*(?:[.,;:!]|$)| and\b| if\b| for now\b| this time\b| for (?:maintenance|"
+            r"testing|debugging|this (?:request|session|task|answer|conversation))\b| to"
+            r" (?:prevent|avoid|help|answer|save)\b)"
             r"|\b(?:supersed\w*|takes? precedence over|replaces?|overrides?)"
             r" (?:all |any )?(?:previous|prior|earlier|other|system|your)(?: \w+)?"
             r" (?:instructions|prompts?|directives)"
@@ -535,6 +537,81 @@ PHRASE_RULES += [
         "assistant: assistant_: ai: model:",
         10,
         60,
+    ),
+]
+
+# The reader's context declared over: a marked end of the prompt or session, an end of
+# input followed by new rules, the text above set aside for a given reply, a fresh session
+# said to carry no restrictions, and a page that tells whatever AI retrieves it what to do.
+MARKS = r"(?:#{2,}|%{2,}|={2,}|-{3,}|\*{3,}|~{3,}|&{2,}|\|{2,}|>{3,}|<{3,})"
+PHRASE_RULES += [
+    PhraseRule(
+        "fake-system-message",
+        "high",
+        "marks the end of the reader's prompt or session",
+        rx(
+            rf"(?:^|[\[(<{{]|[.!?] )[ \t]*{MARKS}[ \t]*(?:end|begin|start|terminate|reset|clear|"
+            r"close)(?:s|ed|ing)?(?: of)?(?: the)? (?:\w+ ){0,3}?(?:instructions|prompt|input|"
+            rf"context|system prompt|conversation|session)[ \t]*{MARKS}"
+            r"|\[\s*(?:new (?:session|conversation|context|chat) (?:started|begins|initiali[sz]ed|"
+            r"opened)|state\s*[:=]\s*reset|(?:session|context|conversation) (?:reset|cleared))\s*\]"
+            r"|\[/?\s*end (?:of )?(?:the )?(?:user )?(?:input|prompt|instructions|output)\s*\]"
+            r"(?=\s*\[(?:start|begin) (?:of )?(?:input|output|prompt)\b|[^\n]{0,30}?\bnew"
+            r" (?:rules?|instructions?|paradigm|task|directive|system)\b)"
+        ),
+        "end begin start terminat reset clear close new_session new_conversation new_context "
+        "new_chat state",
+        20,
+        120,
+    ),
+    PhraseRule(
+        "instruction-override",
+        "high",
+        "tells the reader to set the text above aside and reply as told",
+        rx(
+            r"\b(?:ignore|disregard|forget|skip)(?: all(?: of)?| everything in)? the above"
+            r"(?: text| content| instructions| prompt)?,? (?:and|then)(?: instead| just| simply)?"
+            r" (?:say|output|print|respond|reply|write|answer|repeat|tell|return|type)\b"
+        ),
+        "the_above",
+        40,
+        80,
+    ),
+    PhraseRule(
+        "instruction-override",
+        "medium",
+        "claims the reader starts over without its restrictions",
+        rx(
+            r"\b(?:there are|there is|with|has|have|carries|runs with|operates with) (?:no|zero)"
+            r" (?:prior|previous|earlier|inherited|loaded|active) (?:restrictions|constraints|"
+            r"guidelines|safety (?:rules|filters|constraints|guidelines)|(?:instructions|rules)"
+            r" (?:loaded|in (?:place|effect)|appl(?:y|ied)|active|enforced))\b"
+            r"|\b(?:sub-?conversations?|sessions?|modes?|branch(?:es)?|contexts?)(?: \w+){0,3}?"
+            r" (?:operate|run|work|are|is)(?: \w+){0,2}? without (?:the )?(?:\w+'?s? ){0,2}"
+            r"(?:safety )?(?:constraints|restrictions|filters|rules|guidelines|safeguards)\b"
+        ),
+        "no_prior no_previous no_earlier no_inherited no_loaded no_active zero_ without",
+        60,
+        120,
+    ),
+    PhraseRule(
+        "agent-addressed",
+        "medium",
+        "tells whatever AI reads the page what to do",
+        rx(
+            r"\b(?:if|when(?:ever)?|once|as soon as) (?:this|the) (?:text|document|page|content|"
+            r"message|note|file|e-?mail|passage|snippet|chunk|entry)(?: \w+){0,2}? (?:is |gets |has"
+            r" been |was )?(?:retrieved|read|processed|parsed|summari[sz]ed|seen|indexed|ingested|"
+            r"loaded|accessed|encountered|found)(?: by)? (?:an? |the |any |your )?(?:ai|llm|"
+            r"language model|assistant|agent|model|bot|chatbot|ai system|retrieval system)s?\b"
+            r"[^.\n]{0,40}?,? (?:you (?:must|should|will|shall) |please |immediately |always )?"
+            r"(?:follow|say|output|print|respond|reply|ignore|disregard|include|tell|send|append|"
+            r"reveal|repeat|execute|call|obey|answer|recommend|forward)\b"
+        ),
+        "retrieved read processed parsed summari seen indexed ingested loaded accessed "
+        "encountered found",
+        120,
+        120,
     ),
 ]
 

@@ -16,9 +16,10 @@ REVEAL = (
     r"revealing|repeating|reciting|printing|outputting|showing|displaying|disclosing|leaking|"
     r"dumping|sharing|pasting|copying|typing out|writing out|spelling out|echoing|"
     r"reproducing|restating|quoting|summari[sz]ing|translating|encoding|rewriting|exposing|"
-    r"(?:give|provide|produce|write|make|add|output|print)(?: me| us)? (?:a|an) (?:short |brief |"
-    r"quick |full |complete |detailed |verbatim |exact )?(?:summary|copy|list|transcript|"
-    r"translation|version|dump|recap|rundown|overview) of)"
+    r"(?:give|provide|produce|write|make|add|output|print|create|generate|save|export)"
+    r"(?: me| us)? (?:a|an) (?:short |brief |quick |full |complete |detailed |verbatim |exact )?"
+    r"(?:summary|copy|list|transcript|translation|version|dump|recap|rundown|overview|backup|"
+    r"snapshot|export|archive|printout) of)"
 )
 # The reader's own prompt, however it is named.
 PROMPT = (
@@ -31,7 +32,8 @@ PROMPT = (
     r"|(?:instructions?|prompts?|rules|guidelines|directives)"
     r" (?:you (?:were|have been|had been) (?:given|told|provided)|you (?:received|got)"
     r"|(?:given|provided|passed) to you|that (?:you were|were) given)"
-    r"|(?:everything|all of|all|the (?:entire|full|whole|complete) (?:text|conversation|"
+    r"|(?:everything|all of|all|all (?:the )?(?:text|content|instructions|messages)|the"
+    r" (?:entire|full|whole|complete) (?:text|conversation|"
     r"prompt|context|content)|the (?:conversation|context|prompt))(?: (?:written|that (?:is|"
     r"was|came|comes|appears?)|you (?:can )?see))? (?:above|before this|so far|preceding this|"
     r"prior to this)"
@@ -49,7 +51,10 @@ PROMPT = (
     r" (?:of|in) (?:your|the) (?:system |initial |original )?(?:prompt|instructions)"
     r"|(?<=your )(?:(?:active|current|actual|real|live|deployed|operating|master|core|governing|"
     r"underlying|backend|internal)(?: system)? (?:prompts?|instructions|directives|rules)"
-    r"|(?:previous |prior |full |entire |whole )?context window|system context))"
+    r"|(?:previous |prior |full |entire |whole )?context window|system context"
+    r"|initiali[sz]ation (?:text|parameters|prompt|instructions|message|settings|data))"
+    r"|(?<=including )(?:the |any |all |your )?(?:hidden|secret|system|internal) (?:instructions|"
+    r"prompts?|messages?))"
 )
 PROMPT_ANCHORS = (
     "system_prompt system-prompt systemprompt system_message system-message systemmessage "
@@ -63,7 +68,7 @@ PROMPT_ANCHORS = (
     "your_role your_operating your_active your_current your_actual your_real your_live "
     "your_deployed your_master your_core your_governing your_underlying your_backend "
     "your_internal your_previous your_prior your_full your_entire your_whole your_context "
-    "your_system you_have_to you_must you_need_to you_are_supposed you_are_told "
+    "your_system your_initiali you_have_to you_must you_need_to you_are_supposed you_are_told "
     "you_are_required you_are_instructed"
 )
 
@@ -74,7 +79,7 @@ RULES = [
         "asks the reader to reveal or transform its prompt or first instructions",
         rx(
             rf"\b{REVEAL}(?:{S}(?:me|us|back|out|all|verbatim|exactly|word for word|"
-            rf"everything(?: in)?|what|the (?:contents?|text|full text|entirety|exact "
+            rf"everything(?: in)?|what|from|the (?:contents?|text|full text|entirety|exact "
             rf"(?:text|wording)|wording|rest|whole|start|beginning) of|of|your|the|my|its|this|"
             rf"these|entire|full|whole|complete|exact|original|initial|hidden|secret|internal|raw|"
             rf"unedited|unfiltered|operating|current|active|standing|core)){{0,6}}{S}{PROMPT}\b"
@@ -120,13 +125,18 @@ RULES = [
             r"by (?:your|the) (?:developers?|creators?|operators?|system))"
             r"|\bwhat (?:does|did|do) (?:your|the) (?:system prompt|prompt|instructions|"
             r"developers?|creators?|operators?) (?:say|tell you|contain|instruct|ask)"
+            r"|\b(?:what|which) (?:specific |exact |other )?(?:rules|instructions|guidelines|"
+            r"directives|"
+            r"constraints|restrictions) (?:were|have) you (?:been )?(?:given|told|assigned|"
+            r"programmed with|configured with|set up with)\b(?=\s*[?:.]|,? (?:list|verbatim|"
+            r"exactly|word for word|in full))"
             r"|\bwhat (?:was|were|is|are) (?:the )?(?:very )?(?:first|initial|earliest|opening)"
             r" (?:thing|message|instruction|word|sentence|line|text)s? (?:you (?:were|have been)"
             r" (?:told|given|shown|sent)|you (?:saw|received|read|got)|(?:in|of) (?:this|our|the)"
             r" (?:conversation|chat|session|context))"
         ),
         PROMPT_ANCHORS + " your_developer your_creator your_operator the_developer the_creator "
-        "the_operator first_ initial_ earliest_ opening_",
+        "the_operator first_ initial_ earliest_ opening_ were_you have_you",
         200,
         200,
     ),

@@ -28,6 +28,9 @@ FOR_THE_PAGE = (
     r"|(?:to|at) (?:the |an |our |this |that )?(?:[\w-]+ ){0,2}?(?:webhook|endpoint|callback|"
     r"collector|listener)\b"
     r"|to (?:close|resolve|complete|finish) (?:this|the) (?:ticket|task|issue|request|case)"
+    # A destructive call aimed at everything: "delete_records(target='all')".
+    r"|(?:target|scope|path|table|records?|ids?|which|filter|where)\s*=\s*['\"]?(?:all|\*|"
+    r"everything)\b"
     r"|to (?:bypass|skip|override|circumvent|disable|get around) (?:the |all |any |your )?"
     r"(?:\w+ )?(?:checks?|confirmations?|approvals?|verifications?|restrictions|limits|audit|"
     r"reviews?|security|safeguards|policy|policies))"
@@ -106,5 +109,26 @@ RULES = [
         + " descodifica decodifica decifra descifra decode dekodiere entschlussle",
         60,
         200,
+    ),
+]
+
+# The follow-up on its own: text to be turned into an instruction and carried out.
+RULES += [
+    PhraseRule(
+        "decode-and-follow",
+        "high",
+        "tells the reader to carry out text it has decoded, translated or assembled",
+        rx(
+            r"\b(?:follow|obey|execute|carry out|act on|comply with|do what) (?:the |what the )?"
+            r"(?:translated|decoded|deciphered|decrypted|reversed|unscrambled|reassembled|"
+            r"concatenated|combined|assembled|resulting) (?:text|message|instructions?|string|"
+            r"sentence|command|prompt|request|says)\b"
+            r"|\b(?:execute|follow|obey|carry out) (?:it|this|that|them|the (?:result|output|"
+            r"string|text|combination|concatenation)) as (?:an? |your )?(?:new )?(?:instructions?|"
+            r"prompt|system prompt|orders?)\b"
+        ),
+        "follow obey execut carry_out act_on comply do_what",
+        10,
+        120,
     ),
 ]
