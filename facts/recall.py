@@ -26,6 +26,7 @@ from facts.search import FACT_FTS, FACT_VECTORS
 from facts.selectors import memory_config_get
 from facts.services.access import fact_touch
 from facts.sessions import neighbours_in_sessions
+from memoryhub.db.durability import commit_unflushed
 from memoryhub.embeddings.configured import embedder_get
 from memoryhub.embeddings.pipeline import embed_soon
 from memoryhub.errors import InvalidInput
@@ -415,8 +416,11 @@ def _record_use(actor: Actor, recalled: list[Fact], project: str | None) -> None
     """Count one more access of each recalled fact and audit the reading of other
     people's facts, in the request: an audit event is written with the read it records,
     or the read fails."""
-    fact_touch(fact_ids=[fact.pk for fact in recalled])
     others = [fact.pk for fact in recalled if fact.owner_id != actor.user.pk]
+    if not others:
+        # Access counts alone are not worth a disk flush per recall; an audit event is.
+        commit_unflushed()
+    fact_touch(fact_ids=[fact.pk for fact in recalled])
     if others:
         audit_log(
             actor=actor,

@@ -118,6 +118,24 @@ def test_cross_scope_reads_are_audited(owner, teammate, team, remember):
     assert event.actor == teammate and event.details["ids"]
 
 
+@pytest.mark.postgresql_only("the commit's flush to disk is PostgreSQL's setting")
+def test_counting_access_waits_for_no_flush_but_an_audited_read_does(
+    owner, teammate, team, remember
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    remember(owner, "Team: the launch date is March 3rd", visibility="team")
+    relaxed = "SET LOCAL synchronous_commit = off"
+    with CaptureQueriesContext(connection) as own:
+        assert recall(owner, "launch date").items
+    with CaptureQueriesContext(connection) as audited:
+        assert recall(teammate, "launch date").items
+    assert any(q["sql"] == relaxed for q in own.captured_queries)
+    assert not any(q["sql"] == relaxed for q in audited.captured_queries)
+    assert AuditEvent.objects.filter(action="recall.cross_scope", actor=teammate).exists()
+
+
 def test_recall_counts_access(owner, memories):
     recall(owner, "Kubernetes")
     fact = Fact.objects.get(content__startswith="Production runs")
