@@ -31,6 +31,7 @@ from memoryhub.embeddings.configured import embedder_get
 from memoryhub.embeddings.pipeline import embed_soon
 from memoryhub.errors import InvalidInput
 from memoryhub.search import Within, compile_within, ids_within, rrf
+from memoryhub.search.readahead import search_beside
 from teams.services import Actor, audit_log
 
 logger = logging.getLogger(__name__)
@@ -254,17 +255,24 @@ def recall_candidates(
 ) -> Gathered:
     """The facts recall considers for ``query``, each with its signals (see
     ``facts.ranking``), among those the acting user may recall."""
-    # The query is embedded while the caller's scope is built and searched by words.
+    # The query is embedded while the caller's scope is built and searched by words;
+    # outside a transaction the nearest vectors are searched beside the words, on a
+    # connection of their own.
     embedding = QueryEmbedding(query, config, notes)
     scope = recall_scope(user=actor.user, project=project)
     compiled = compile_within(scope)  # once, for every search
+
+    def nearest() -> tuple[Any, list]:
+        vector = embedding.vector()
+        return vector, _knn(vector, scope, compiled, tuning.vector_candidates)
+
+    beside = search_beside(nearest)
     fts_hits = (
         _fts_for(tuning).search_words(query, limit=tuning.fts_candidates, within=compiled)
         if tuning.fts_candidates
         else []
     )
-    vector = embedding.vector()
-    vec_hits = _knn(vector, scope, compiled, tuning.vector_candidates)
+    vector, vec_hits = nearest() if beside is None else beside.result()
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]
     mode = "hybrid" if vector is not None else "keyword"
 

@@ -39,6 +39,31 @@ def test_keyword_and_meaning_both_find_the_fact(owner, memories):
     assert by_meaning.items[0].vector_rank == 1
 
 
+def test_vectors_are_searched_beside_the_words_outside_a_transaction(owner, memories, monkeypatch):
+    import threading
+
+    from django.db import transaction
+
+    from facts.search import FACT_VECTORS
+
+    searched_on: list[str] = []
+    knn = type(FACT_VECTORS).knn
+
+    def recording(index, *args, **kwargs):
+        searched_on.append(threading.current_thread().name)
+        return knn(index, *args, **kwargs)
+
+    monkeypatch.setattr(type(FACT_VECTORS), "knn", recording)
+    beside = recall(owner, "which colour theme should the IDE use?", touch=False)
+    with transaction.atomic():
+        in_turn = recall(owner, "which colour theme should the IDE use?", touch=False)
+    assert searched_on[0].startswith("search-beside")
+    assert searched_on[1] == threading.current_thread().name
+    assert [i.id for i in beside.items] == [i.id for i in in_turn.items]
+    assert [i.score for i in beside.items] == pytest.approx([i.score for i in in_turn.items])
+    assert beside.items[0].vector_rank == 1
+
+
 def test_block_is_ready_for_a_system_prompt(owner, memories):
     result = recall(owner, "food allergies")
     assert result.block.startswith("## Recalled Facts\n- [fact] The user is allergic to peanuts")

@@ -1,4 +1,4 @@
-"""Reading committed rows ahead of the caller, on a second connection.
+"""Reading committed rows ahead of, or beside, the caller, on a second connection.
 
 A batch write checks each new row against stored ones in turn; the lookups for the
 next rows can run while the current one is checked, on a thread of this module with a
@@ -11,13 +11,29 @@ uncommitted writes, and ``read_ahead`` answers None: read in turn then.
 
 import queue
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.db import close_old_connections, connection
 
 # One thread: a read-ahead runs one batch's lookups at a time, in order.
 _reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead")
+# Two: the concurrent searches of one web process's threads, side by side.
+_beside = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-beside")
 _DONE = object()
+
+
+def search_beside[T](work: Callable[[], T]) -> Future[T] | None:
+    """``work()`` (a search) started on a thread with a database connection of its own,
+    while the caller runs another; None inside a transaction, whose writes that
+    connection would not see: search in turn then."""
+    if connection.in_atomic_block:
+        return None
+
+    def run() -> T:
+        close_old_connections()  # drop this thread's connection if stale or too old
+        return work()
+
+    return _beside.submit(run)
 
 
 def read_ahead[T](
