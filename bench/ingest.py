@@ -1,7 +1,7 @@
 """Ingestion throughput of the fact store through ``POST /api/memories/batch``.
 
     .venv/bin/python bench/ingest.py [--facts 10000] [--embed-facts 2000]
-        [--batch 500] [--embed-mode inline,worker[,redis]] [--redis-url URL]
+        [--batch 500] [--agents 8] [--embed-mode inline,worker[,redis]] [--redis-url URL]
         [--engine sqlite|postgres|both] [--keep]
 
 Each phase gets its own temporary MEMORYHUB_DATA_DIR (removed afterwards), its own
@@ -20,7 +20,10 @@ Phases, all in one run:
 
 1. embeddings off (``MEMORYHUB_EMBEDDINGS_ENABLED=false``): facts/s over HTTP, beside
    ``fact_bulk_create`` called directly on the same facts (in a process of its own, no
-   HTTP, no JSON), into a store of its own;
+   HTTP, no JSON), into a store of its own; and ``--agents`` agents (default 8), each
+   the token of a user of its own, posting their shares of the same facts at once to a
+   server with ``make run``'s two web processes of four threads, into a store of its
+   own: the many writers a store serves once it outgrows one machine;
 2. the local embedder's raw throughput: ``embed()`` on the texts of phase 3, batches
    of 64, in this process, measured before and after each embedding phase (the box is
    shared: each phase is compared with the mean of the two around it);
@@ -67,6 +70,9 @@ OFF_TARGET = 2_000.0  # facts/s with embeddings off
 EMBED_SHARE_TARGET = 0.80  # of the raw embedder's throughput
 EMBED_WAIT_SECONDS = 1800  # for the worker to catch up before the bench gives up
 ENGINE_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
+# The web server of the agents phase, as ``make run`` serves (MEMORYHUB_WEB_WORKERS).
+WEB_WORKERS = 2
+WEB_THREADS = 4
 
 
 class Stores:
@@ -183,25 +189,26 @@ def empty_redis(url: str) -> Iterator[None]:
         client.flushdb()
 
 
-def prepare(env: dict[str, str]) -> str:
-    """Migrate a phase's database and create its agent; returns the token secret. Runs in
-    a child process, since Django is configured once per process."""
+def prepare(env: dict[str, str], agents: int = 1) -> list[str]:
+    """Migrate a phase's database and create its agents, each the token of a user of its
+    own; returns the token secrets. Runs in a child process, since Django is configured
+    once per process."""
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "from bench._env import django_setup, bench_user;"
         "import os; django_setup(dict(os.environ));"
         "from facts.selectors import memory_config_get; memory_config_get();"
-        "print(bench_user()[2])"
+        "[print(bench_user(f'bench{i}')[2]) for i in range(int(sys.argv[2]))]"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(REPO_ROOT)],
+        [sys.executable, "-c", code, str(REPO_ROOT), str(agents)],
         env=env,
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         check=True,
     )
-    return done.stdout.strip().splitlines()[-1]
+    return done.stdout.strip().splitlines()[-agents:]
 
 
 def count_embedded(env: dict[str, str]) -> int:
@@ -256,10 +263,40 @@ def phase_embeddings_off(
 ) -> list[object]:
     with temp_data_dir("memoryhub-bench-ingest-off-", keep=keep) as data_dir:
         env = child_env(stores, engine, data_dir, embeddings=False, eager=False)
-        secret = prepare(env)
+        (secret,) = prepare(env)
         with gunicorn_server(env, log_path=data_dir / "gunicorn.log") as base:
             seconds, per_batch = post_batches(base, secret, facts, batch)
         return batch_rows("HTTP batch, embeddings off", seconds, per_batch, len(facts))
+
+
+def phase_agents(
+    stores: Stores, engine: str, facts: list[dict], batch: int, agents: int, keep: bool
+) -> list[object]:
+    """``agents`` agents, each a user of its own, post their share of ``facts`` at once,
+    to a server with ``make run``'s web processes and threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with temp_data_dir("memoryhub-bench-ingest-agents-", keep=keep) as data_dir:
+        env = child_env(stores, engine, data_dir, embeddings=False, eager=False)
+        secrets = prepare(env, agents)
+        shares = [facts[i::agents] for i in range(agents)]
+        with (
+            gunicorn_server(
+                env, workers=WEB_WORKERS, threads=WEB_THREADS, log_path=data_dir / "gunicorn.log"
+            ) as base,
+            ThreadPoolExecutor(max_workers=agents) as pool,
+        ):
+            started = time.perf_counter()
+            done = list(
+                pool.map(
+                    lambda a: post_batches(base, secrets[a], shares[a], batch)[1], range(agents)
+                )
+            )
+            seconds = time.perf_counter() - started
+        per_batch = [one for agent in done for one in agent]
+        return batch_rows(
+            f"HTTP batch, embeddings off, {agents} agents at once", seconds, per_batch, len(facts)
+        )
 
 
 # Run in a child process with a phase's environment: fact_bulk_create on the facts in the
@@ -328,7 +365,7 @@ def phase_embeddings_on(
             eager=mode == "inline",
             redis_url=redis_url if mode == "redis" else "",
         )
-        secret = prepare(env)
+        (secret,) = prepare(env)
         worker = run_worker(env, data_dir / "worker.log") if mode != "inline" else None
         try:
             with gunicorn_server(env, log_path=data_dir / "gunicorn.log") as base:
@@ -392,6 +429,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--batch", type=int, default=500, help="facts per request (<= 1000)")
     parser.add_argument(
+        "--agents",
+        type=int,
+        default=8,
+        help="agents posting at once in the concurrent phase, each its own user (0: skip)",
+    )
+    parser.add_argument(
         "--embed-mode",
         default="inline,worker",
         help="comma-separated: inline (eager task in the request), worker (a real Celery "
@@ -454,6 +497,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             rows.append(
                 labelled(engine, phase_direct(stores, engine, off_facts, args.batch, args.keep))
             )
+            if args.agents:
+                rows.append(
+                    labelled(
+                        engine,
+                        phase_agents(stores, engine, off_facts, args.batch, args.agents, args.keep),
+                    )
+                )
             # The box is shared, so the raw figure is taken right before and after each
             # embedding phase and each phase is compared with the mean of its neighbours.
             if modes:
