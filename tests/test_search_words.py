@@ -74,6 +74,16 @@ def test_rows_sharing_an_uncommon_word_are_ranked_first(indexed, large, monkeypa
         FACT_FTS.delete(crowd)
 
 
+def test_anchors_are_the_rarest_words_that_fit_the_budget_together():
+    """Rows pairing the question's rarest words with the others are ranked first; a
+    word is an anchor while the anchors' rows add up to at most the budget, so that on
+    a large index a pair of common-ish words does not bring in tens of thousands."""
+    holding = {"runs": 95, "kestrel": 10, "analytics": 19, "warehouse": 19}
+    assert fts._rarest(list(holding), holding, budget=20) == ["kestrel"]
+    assert fts._rarest(list(holding), holding, budget=30) == ["kestrel", "analytics"]
+    assert fts._rarest(["runs"], {"runs": 95}, budget=20) == []
+
+
 def test_a_filter_that_admits_nothing_finds_nothing(indexed):
     from facts.models import Fact
 
