@@ -125,9 +125,9 @@ def test_a_new_row_under_the_id_of_an_entry_left_behind_replaces_it(indexed):
 
 
 @pytest.mark.postgresql_only("the planner's statistics and the GIN index are PostgreSQL's")
-def test_an_anchored_pairs_query_finds_every_row_the_pairs_match(indexed, monkeypatch):
-    """PostgreSQL looks rows up by the rarest word of each pair and checks the pairs on
-    those: the rows found are those the whole query matches."""
+def test_a_pairs_query_finds_every_row_the_pairs_match(indexed, monkeypatch):
+    """PostgreSQL's GIN index answers pairs of words (and a pair beside a word): the
+    rows found are those the whole query matches."""
     from django.db import connection
 
     from memoryhub.search import postgres as pg
