@@ -18,12 +18,13 @@ the bench takes.
 
 Pages are cut with ``wiki.scanner.learned.passages``, the function the product uses,
 and embedded with the bundled local model (vectors are kept in ``--cache``, so a second
-run embeds only new passages). Each passage counts 1/n of its page, and the two classes
-weigh the same. Cross-validation leaves one source out at a time (each dev attack
-source, and each group of benign packages), scores its pages with a model trained on
-the rest, and calls a page caught when its best passage scores over the threshold.
-For each passage size and L2 strength, the threshold is the lowest at which rules and
-learned pass together flag at most ``--budget`` of the benign pages; the setting that
+run embeds only new passages; of a long benign page, BENIGN_PASSAGES spread over it are
+read). Each passage counts 1/n of its page, and the two classes weigh the same.
+Cross-validation leaves one source out at a time (each dev attack source, and each
+group of benign packages), scores its pages with a model trained on the rest, and
+calls a page caught when its best passage scores over the threshold. For each passage
+size and L2 strength, the threshold is the lowest at which the learned pass flags at
+most ``--budget`` of the benign pages besides those the rules flag; the setting that
 then catches the most dev attack pages wins, and is trained again on everything. With
 ``--write`` the weights go to wiki/scanner/model/passages.json, with what they were
 trained on.
@@ -246,10 +247,13 @@ BENIGN_GROUPS: dict[str, tuple[str, ...]] = {
 }
 MIN_PAGE_CHARS = 200
 # L2 strengths and passage sizes tried; the benign share flagged that is allowed.
-LAMBDAS = (1e-4, 3e-4, 1e-3, 3e-3)
-CHARS = (400, 600, 900)
+LAMBDAS = (3e-5, 1e-4, 3e-4)
+CHARS = (600, 900)
 BUDGET = 0.005
 NEWTON_STEPS = 30
+# Passages read from one benign page, spread over it: a long changelog says the same
+# kind of thing all along, and embedding every passage of it costs the most.
+BENIGN_PASSAGES = 12
 
 
 @dataclass
@@ -395,6 +399,9 @@ def cut(pages: list[Page], chars: int, cache: VectorCache, embedder: LocalEmbedd
     weight: list[float] = []
     for k, page in enumerate(pages):
         pieces = passages(page.text, chars=chars, min_words=MIN_WORDS)
+        if page.role == "benign" and len(pieces) > BENIGN_PASSAGES:
+            picked = np.linspace(0, len(pieces) - 1, BENIGN_PASSAGES).round().astype(int)
+            pieces = [pieces[i] for i in sorted(set(picked))]
         texts += [p.text for p in pieces]
         owner += [k] * len(pieces)
         weight += [1.0 / max(1, len(pieces))] * len(pieces)
@@ -451,15 +458,12 @@ def out_of_fold(pages: list[Page], cut_: Passages, lam: float) -> np.ndarray:
 
 
 def threshold_for(pages: list[Page], scores: np.ndarray, budget: float) -> float:
-    """The lowest threshold at which rules and learned pass flag at most ``budget`` of
-    the benign pages."""
+    """The lowest threshold at which the learned pass flags at most ``budget`` of the
+    benign pages besides those the rules flag already (these look-alikes trip the rules
+    more often than ordinary pages do, and that is no reason to mute the model)."""
     benign = [s for p, s in zip(pages, scores, strict=True) if p.role == "benign" and not p.rules]
-    allowed = int(budget * sum(p.role == "benign" for p in pages)) - sum(
-        p.role == "benign" and p.rules for p in pages
-    )
+    allowed = int(budget * sum(p.role == "benign" for p in pages))
     ranked = sorted(benign, reverse=True)
-    if allowed < 0:
-        return 1.0
     return float(ranked[allowed]) if allowed < len(ranked) else 0.5
 
 
