@@ -56,7 +56,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from bench import _scanner_corpora as corpora  # noqa: E402
 from wiki.scanner import SCANNER_VERSION, is_flagged, scan  # noqa: E402
-from wiki.scanner.learned import SKIPPED, learned_findings  # noqa: E402
+from wiki.scanner.learned import SKIPPED, learned_findings, local_embedder  # noqa: E402
 
 CORPUS = REPO_ROOT / "wiki" / "tests" / "corpus"
 # Run as ``--verdicts`` in a subprocess: read a JSON list of pages from stdin, print
@@ -201,6 +201,7 @@ def public_sources(args: argparse.Namespace) -> None:
     both: dict[int, list[bool]] = {}
     seconds = {"rules": 0.0, "learned": 0.0}
     skipped: Counter[str] = Counter()
+    local_embedder().load()  # loaded once per process: not a cost of any one page
     for s in sources:
         for page in s.pages:
             started = time.perf_counter()
