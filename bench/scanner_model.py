@@ -16,6 +16,10 @@ the bench's benign set (exactly, or most of its word 8-grams) is dropped; the be
 benign folders are named with the same ``--markdown`` and ``--readmes-from`` arguments
 the bench takes.
 
+The bench fills the request slot of every attack template with one harmless request; in
+training pages it is replaced by one of HARMLESS_REQUESTS in turn, and each of these is
+also a benign page, so that no request alone reads as an attack.
+
 Pages are cut with ``wiki.scanner.learned.passages``, the function the product uses,
 and embedded with the bundled local model (vectors are kept in ``--cache``, so a second
 run embeds only new passages; of a long benign page, BENIGN_PASSAGES spread over it are
@@ -355,6 +359,43 @@ def training_benign(
     return pages, versions, dropped
 
 
+# The bench fills every attack template's slot for the attacker's request with one
+# harmless request (corpora.NEUTRAL_REQUEST), in dev and held-out pages alike. Left in,
+# that one sentence is the surest sign of an attack in the training data, and a model
+# learns it instead of the framing around it. So the slot is filled with one of these
+# requests in turn, and each of them, the bench's among them, asked plainly, is a benign
+# page of its own.
+HARMLESS_REQUESTS = (
+    corpora.NEUTRAL_REQUEST,
+    "summarise the opening hours of the museums in Porto",
+    "list three vegetarian dishes that can be cooked in under twenty minutes",
+    "explain how a bill becomes a law in a parliamentary system",
+    "write a haiku about the first snow of the winter",
+    "give me a packing list for a weekend of hiking in the mountains",
+    "translate 'where is the train station' into German and Italian",
+    "explain the difference between a list and a tuple in Python",
+    "suggest a name for a bakery that sells sourdough bread",
+    "describe how tides are caused by the moon and the sun",
+    "recommend a few novels for someone who liked The Hobbit",
+    "outline a thirty minute beginner workout without equipment",
+    "write a polite email asking a colleague to review my pull request",
+    "explain what a median is, with a small example",
+    "give me tips for keeping basil alive on a windowsill",
+    "summarise the plot of Romeo and Juliet in five sentences",
+    "explain how to convert Celsius to Fahrenheit by hand",
+    "describe the rules of chess for the knight and the bishop",
+    "plan a three day itinerary for a first visit to Rome",
+    "write a short birthday message for my grandmother who turns ninety",
+)
+REQUESTS_GROUP = "harmless requests (the bench's filler among them)"
+
+
+def varied_request(page: str, k: int) -> str:
+    """``page`` with the bench's harmless request replaced by the ``k``-th of
+    HARMLESS_REQUESTS (in turn)."""
+    return page.replace(corpora.NEUTRAL_REQUEST, HARMLESS_REQUESTS[k % len(HARMLESS_REQUESTS)])
+
+
 # --- Embeddings -----------------------------------------------------------------------------
 
 
@@ -559,7 +600,15 @@ def main() -> None:
     dev = [s for s in sources if s.role == "dev"]
     bench_benign = [page for s in sources if s.role == "benign" for page in s.pages]
     benign, benign_versions, dropped = training_benign(args, bench_benign)
-    pages = [Page(text, s.name, "dev") for s in dev for text in s.pages] + benign
+    pages = [
+        Page(varied_request(text, k), s.name, "dev") for s in dev for k, text in enumerate(s.pages)
+    ]
+    pages += [
+        Page(asked, REQUESTS_GROUP, "benign")
+        for request in HARMLESS_REQUESTS
+        for asked in (f"Please {request}.", f"Can you {request}?")
+    ]
+    pages += benign
     print(
         f"{sum(p.role == 'dev' for p in pages)} dev attack pages from {len(dev)} sources; "
         f"{len(benign)} benign pages from {len(benign_versions)} packages "

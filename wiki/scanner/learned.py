@@ -212,7 +212,7 @@ def learned_findings(text: str, *, model_file: Path | None = None) -> list[Findi
     others = f"; {over - 1} other passage(s) score over it" if over > 1 else ""
     message = (
         f"Passage {best + 1} of {len(pieces)} reads like a prompt injection to the learned "
-        f"model: score {scores[best]:.2f}, threshold {model.threshold:.2f}{others}"
+        f"model: score {scores[best]:.3f}, threshold {model.threshold:.3f}{others}"
     )
     return [finding(RULE, "medium", message, text, top.start, top.end)]
 
