@@ -387,7 +387,7 @@ HARMLESS_REQUESTS = (
     "plan a three day itinerary for a first visit to Rome",
     "write a short birthday message for my grandmother who turns ninety",
 )
-REQUESTS_GROUP = "harmless requests (the bench's filler among them)"
+REQUESTS_GROUP = "harmless requests (in-sample)"
 
 
 def varied_request(page: str, k: int) -> str:
@@ -488,13 +488,18 @@ def page_scores(theta: np.ndarray, cut_: Passages, n_pages: int, mask: np.ndarra
 
 
 def out_of_fold(pages: list[Page], cut_: Passages, lam: float) -> np.ndarray:
-    """Each page's score from a model trained without its source."""
+    """Each page's score from a model trained without its source. The harmless requests
+    are no source: every model learns from them, and they are scored in-sample."""
     y_page = np.array([p.role == "dev" for p in pages], dtype=np.float64)
     source = np.array([p.source for p in pages])
     y = y_page[cut_.page]
     scores = np.zeros(len(pages))
     for name in sorted(set(source)):
         held = (source == name)[cut_.page]
+        if name == REQUESTS_GROUP:
+            theta = fit(cut_.vectors, y, cut_.weight, lam)
+            scores = np.maximum(scores, page_scores(theta, cut_, len(pages), held))
+            continue
         theta = fit(cut_.vectors[~held], y[~held], cut_.weight[~held], lam)
         scores = np.maximum(scores, page_scores(theta, cut_, len(pages), held))
     return scores
@@ -503,9 +508,11 @@ def out_of_fold(pages: list[Page], cut_: Passages, lam: float) -> np.ndarray:
 def threshold_for(pages: list[Page], scores: np.ndarray, budget: float) -> float:
     """The lowest threshold at which the learned pass flags at most ``budget`` of the
     benign pages besides those the rules flag already (these look-alikes trip the rules
-    more often than ordinary pages do, and that is no reason to mute the model)."""
-    benign = [s for p, s in zip(pages, scores, strict=True) if p.role == "benign" and not p.rules]
-    allowed = int(budget * sum(p.role == "benign" for p in pages))
+    more often than ordinary pages do, and that is no reason to mute the model); the
+    harmless requests, scored in-sample, do not count."""
+    natural = [p.role == "benign" and p.source != REQUESTS_GROUP for p in pages]
+    benign = [s for p, s, n in zip(pages, scores, natural, strict=True) if n and not p.rules]
+    allowed = int(budget * sum(natural))
     ranked = sorted(benign, reverse=True)
     return float(ranked[allowed]) if allowed < len(ranked) else 0.5
 
