@@ -253,7 +253,7 @@ BENIGN_GROUPS: dict[str, tuple[str, ...]] = {
 HELD_OUT_PACKAGES = {"garak", "pyrit", "agentdojo", "agent-probe-ai"}
 MIN_PAGE_CHARS = 200
 # L2 strengths and passage sizes tried; the benign share flagged that is allowed.
-LAMBDAS = (3e-5, 1e-4, 3e-4)
+LAMBDAS = (3e-5, 1e-4, 3e-4, 1e-3, 3e-3)
 CHARS = (600, 900)
 BUDGET = 0.005
 NEWTON_STEPS = 30
