@@ -29,12 +29,14 @@ test is read beside it: the READMEs of the installed distributions (and of those
 each ``--readmes-from`` site folder), the Markdown files they ship, and every ``*.md``
 under each ``--markdown`` folder (for example Debian's /usr/share/doc or npm's global
 node_modules). A page counts as caught, or as a false alarm, when the scanner flags it
-(a high or medium finding). ``--baseline REV`` scans every page again with the scanner
-as it was at git revision REV, in a subprocess, and prints its figures beside.
+(a high or medium finding), by the rules alone and by the rules with the learned pass
+(``scan(text, learned=True)``, as pages are saved), with the mean wall-clock time per
+page of each. ``--baseline REV`` scans every page again with the scanner
+as it was at git revision REV, in a subprocess (rules alone), and prints its figures beside.
 
 Throughput is the best of --repeat runs (CPU time) over one document of --size KB built
 from the notes alone and from notes and injections mixed, and over the corpus file by
-file.
+file, with and without the learned pass (and its wall-clock time, which a save waits).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from bench import _scanner_corpora as corpora  # noqa: E402
 from wiki.scanner import SCANNER_VERSION, is_flagged, scan  # noqa: E402
+from wiki.scanner.learned import SKIPPED, learned_findings, local_embedder  # noqa: E402
 
 CORPUS = REPO_ROOT / "wiki" / "tests" / "corpus"
 # Run as ``--verdicts`` in a subprocess: read a JSON list of pages from stdin, print
@@ -95,6 +98,19 @@ def best_cpu_seconds(work: Callable[[], object], repeat: int) -> float:
         work()
         timings.append(time.process_time() - started)
     return min(timings)
+
+
+def best_seconds(work: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Best CPU time and best wall-clock time of ``repeat`` runs: the embedding model
+    runs on several threads, and a save waits for the wall clock."""
+    work()
+    cpu, wall = [], []
+    for _ in range(repeat):
+        started, started_wall = time.process_time(), time.perf_counter()
+        work()
+        cpu.append(time.process_time() - started)
+        wall.append(time.perf_counter() - started_wall)
+    return min(cpu), min(wall)
 
 
 def sized(text: str, size: int) -> str:
@@ -159,6 +175,13 @@ def _rate(flagged: int, total: int) -> str:
     return f"{flagged / total:6.1%} ({flagged:>4}/{total:<4})" if total else "-"
 
 
+def _cells(counts: list[int], total: int, baseline: str | None) -> str:
+    """Rules alone, rules and learned pass, and the baseline, as rates of ``total``."""
+    rules, both, before = counts
+    base = _rate(before, total) if baseline else "-"
+    return f"{_rate(rules, total):>19} {_rate(both, total):>19} {base:>19}"
+
+
 def public_sources(args: argparse.Namespace) -> None:
     """The catch and false-alarm table over public red-teaming data and benign Markdown."""
     sources: list[corpora.Source] = []
@@ -174,7 +197,22 @@ def public_sources(args: argparse.Namespace) -> None:
     if args.hide_held_out:
         sources = [s for s in sources if s.role != "held-out"]
 
-    now = {id(s): [is_flagged(scan(page)) for page in s.pages] for s in sources}
+    rules: dict[int, list[bool]] = {}
+    both: dict[int, list[bool]] = {}
+    seconds = {"rules": 0.0, "learned": 0.0}
+    skipped: Counter[str] = Counter()
+    local_embedder().load()  # loaded once per process: not a cost of any one page
+    for s in sources:
+        for page in s.pages:
+            started = time.perf_counter()
+            flagged = is_flagged(scan(page))
+            ruled = time.perf_counter()
+            learned = learned_findings(page)
+            seconds["rules"] += ruled - started
+            seconds["learned"] += time.perf_counter() - ruled
+            skipped.update(f.message for f in learned if f.rule == SKIPPED)
+            rules.setdefault(id(s), []).append(flagged)
+            both.setdefault(id(s), []).append(flagged or is_flagged(learned))
     before: dict[int, list[bool]] = {}
     base_version = ""
     if args.baseline:
@@ -186,29 +224,36 @@ def public_sources(args: argparse.Namespace) -> None:
             offset += len(s.pages)
 
     then = f"v{base_version} ({args.baseline})" if args.baseline else "baseline"
-    header = f"{'source':<48} {'role':<9} {f'v{SCANNER_VERSION} (now)':>19} {then:>19}"
+    header = (
+        f"{'source':<48} {'role':<9} {f'v{SCANNER_VERSION} rules':>19} "
+        f"{f'v{SCANNER_VERSION} + learned':>19} {then:>19}"
+    )
     print("caught (attacks) or false alarms (benign): pages flagged\n")
     print(header)
     print("-" * len(header))
     totals: dict[str, list[int]] = {}
     for s in sources:
-        flagged_now = sum(now[id(s)])
-        flagged_before = sum(before.get(id(s), []))
-        row = totals.setdefault(s.role, [0, 0, 0])
-        row[0] += flagged_now
-        row[1] += flagged_before
-        row[2] += len(s.pages)
-        base = _rate(flagged_before, len(s.pages)) if args.baseline else "-"
-        print(f"{s.name[:48]:<48} {s.role:<9} {_rate(flagged_now, len(s.pages)):>19} {base:>19}")
+        counts = [sum(rules[id(s)]), sum(both[id(s)]), sum(before.get(id(s), []))]
+        row = totals.setdefault(s.role, [0, 0, 0, 0])
+        for k, count in enumerate([*counts, len(s.pages)]):
+            row[k] += count
+        print(f"{s.name[:48]:<48} {s.role:<9} {_cells(counts, len(s.pages), args.baseline)}")
     print("-" * len(header))
     for role in ("dev", "held-out", "benign"):
         if role in totals:
-            flagged_now, flagged_before, total = totals[role]
+            *counts, total = totals[role]
             label = {"dev": "all dev attacks", "held-out": "all held-out attacks"}.get(
                 role, "all benign pages (false alarms)"
             )
-            base = _rate(flagged_before, total) if args.baseline else "-"
-            print(f"{label:<48} {role:<9} {_rate(flagged_now, total):>19} {base:>19}")
+            print(f"{label:<48} {role:<9} {_cells(counts, total, args.baseline)}")
+    pages = sum(len(s.pages) for s in sources)
+    rules_ms = seconds["rules"] / pages * 1000
+    both_ms = (seconds["rules"] + seconds["learned"]) / pages * 1000
+    print(
+        f"{'time per page (wall clock, mean)':<48} {'':<9} {rules_ms:>16.1f} ms {both_ms:>16.1f} ms"
+    )
+    for message, count in skipped.items():
+        print(f"{message} ({count} pages)")
     for name, count in left_out.items():
         print(f"{name}: {count} pages left out of dev as copies of held-out pages")
     print()
@@ -233,6 +278,16 @@ def throughput(args: argparse.Namespace, injections: dict[str, str], notes: dict
         f"{corpus_chars / 1000 / seconds:8.0f} KB/s  "
         f"({len(every_file)} files, {seconds / len(every_file) * 1e6:.0f} µs each)"
     )
+    cpu, wall = best_seconds(lambda: [scan(text, learned=True) for text in every_file], args.repeat)
+    print(
+        f"{'  the same, + learned pass':<30} {cpu * 1000:8.1f} ms CPU, {wall * 1000:.1f} ms wall "
+        f"({cpu / len(every_file) * 1e3:.1f} ms CPU, {wall / len(every_file) * 1e3:.1f} ms wall "
+        "each)"
+    )
+    document = documents[f"{args.size} KB notes + injections"]
+    cpu, wall = best_seconds(lambda: scan(document, learned=True), args.repeat)
+    label = f"{args.size} KB page, + learned pass"
+    print(f"{label:<30} {cpu * 1000:8.1f} ms CPU, {wall * 1000:.1f} ms wall")
 
 
 def main() -> None:

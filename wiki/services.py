@@ -97,10 +97,21 @@ def clean_project(project: Any) -> str:
 # --- Upsert -----------------------------------------------------------------------------------
 
 
+def _scan_text(content: str, title: str) -> tuple[list[scanner.Finding], list[scanner.Finding]]:
+    """The scanner's findings for a page's content (rules and learned pass) and title.
+    A title is one short line, not the long text the learned pass looks for: the rules
+    read it alone."""
+    return scanner.scan(content, learned=True), scanner.scan(title)
+
+
+def _passes_scan(content: str, title: str) -> bool:
+    content_findings, title_findings = _scan_text(content, title)
+    return not scanner.is_flagged([*content_findings, *title_findings])
+
+
 def _scan(page: Page) -> None:
     """Store the scanner's findings for the title and the content of ``page``."""
-    content_findings = scanner.scan(page.content)
-    title_findings = scanner.scan(page.title)
+    content_findings, title_findings = _scan_text(page.content, page.title)
     page.findings = [{**f.to_dict(), "field": "content"} for f in content_findings] + [
         {**f.to_dict(), "field": "title"} for f in title_findings
     ]
@@ -359,9 +370,7 @@ def wiki_page_reject(*, actor: Actor, page: Page) -> Rejection:
         (
             revision
             for revision in page.revisions.order_by("-number")
-            if not scanner.is_flagged(
-                [*scanner.scan(revision.content), *scanner.scan(revision.title)]
-            )
+            if _passes_scan(revision.content, revision.title)
         ),
         None,
     )

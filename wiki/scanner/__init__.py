@@ -56,6 +56,11 @@ Rules (ids are stable; findings are stored with pages):
   page (before replying, without asking, to an outside address, with all the data).
 - ``decode-and-follow``: encoded text the reader must decode (or translate) and then
   obey, or an instruction it must assemble from pieces and then carry out.
+- ``learned-injection`` (with ``scan(text, learned=True)``, as pages are saved): a
+  passage that a classifier over sentence embeddings, trained on public attack
+  collections and ordinary Markdown, scores as an attack: long role-play jailbreaks and
+  instructions planted in tool output that no phrase rule matches. A low
+  ``learned-skipped`` finding says when its weights or the local embedder were missing.
 
 Phrase rules run on a normalised copy of the text (NFKC, casefolded, accents and
 invisible characters removed, mixed-script look-alikes folded, letter-by-letter
@@ -71,10 +76,12 @@ offset map), ``phrases`` (the phrase rules, with one module per class of attack:
 (role-play overrides), ``jailbreak`` (several jailbreak cues together),
 ``exfiltration`` (sending data out, in words), ``links`` (URLs that carry data out),
 ``active`` (script and data URLs, scripting HTML), ``hidden`` (invisible characters,
-comments, styling), ``encoded`` (base64 and other encodings), ``code`` (where code spans sit) and
+comments, styling), ``encoded`` (base64 and other encodings), ``code`` (where code spans sit),
+``learned`` (passages, their embeddings and the classifier's weights in ``model/``) and
 ``findings`` (what a rule reports and the verdict).
 
-Pure Python on purpose: the command line, the services and the bench share it. Bump
+Pure Python on purpose (the learned pass adds numpy and the bundled embedding model, no
+Django): the command line, the services and the bench share it. Bump
 ``SCANNER_VERSION`` whenever a rule changes, so that stored verdicts are refreshed.
 """
 
@@ -87,6 +94,7 @@ from wiki.scanner.exfiltration import exfiltration_findings
 from wiki.scanner.findings import SEVERITY_RANK, Finding, Severity, excerpt, is_flagged, merge
 from wiki.scanner.hidden import comment_findings, hidden_style_findings, invisible_findings
 from wiki.scanner.jailbreak import jailbreak_findings
+from wiki.scanner.learned import learned_findings
 from wiki.scanner.links import link_findings
 from wiki.scanner.normalise import Normalised, normalise
 from wiki.scanner.persona import persona_findings, persona_spans
@@ -104,13 +112,15 @@ __all__ = [
     "scan",
 ]
 
-SCANNER_VERSION = 5
+SCANNER_VERSION = 6
 # Base64 inside base64 is decoded this many times, no more.
 MAX_DECODE_DEPTH = 2
 
 
-def scan(text: str, *, _depth: int = 0) -> list[Finding]:
-    """Every finding in ``text``, in document order, offsets into ``text``."""
+def scan(text: str, *, learned: bool = False, _depth: int = 0) -> list[Finding]:
+    """Every finding in ``text``, in document order, offsets into ``text``. With
+    ``learned``, the learned pass reads the text too (it embeds the text's passages:
+    pages being saved, not every test of a rule, need it)."""
     if not text:
         return []
     norm = normalise(text)
@@ -131,5 +141,6 @@ def scan(text: str, *, _depth: int = 0) -> list[Finding]:
         *hidden_style_findings(text, code),
         *base64_findings(text, rescan),
         *encoded_findings(text, rescan),
+        *(learned_findings(text) if learned else []),
     ]
     return merge(found)

@@ -1,4 +1,5 @@
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -19,13 +20,18 @@ class Command(BaseCommand):
     help = (
         "Scan Markdown files for prompt injection. Prints file:line:col rule severity message "
         "per finding and a verdict per file; exits 1 when any file is flagged, 2 when a file "
-        "cannot be read."
+        "cannot be read. The learned pass reads each file as it reads a page being saved."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", metavar="FILE", help="Files to scan.")
+        parser.add_argument(
+            "--rules-only",
+            action="store_true",
+            help="Skip the learned pass (no embedding model is loaded).",
+        )
 
-    def handle(self, *args: object, **options: list[str]) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         flagged = unreadable = 0
         for name in options["files"]:
             try:
@@ -38,7 +44,7 @@ class Command(BaseCommand):
                 self.stderr.write(f"{name}: cannot read: {exc.strerror or exc}")
                 unreadable += 1
                 continue
-            findings = scanner.scan(text)
+            findings = scanner.scan(text, learned=not options["rules_only"])
             for finding in findings:
                 line, column = line_and_column(text, finding.start)
                 self.stdout.write(

@@ -8,8 +8,10 @@ from pathlib import Path
 
 from django.core.management import CommandError, call_command
 
+from wiki.tests.scanner.test_learned import TOOL_OUTPUT
 
-def run_wiki_scan(*paths: Path) -> tuple[int, str, str]:
+
+def run_wiki_scan(*paths: Path | str) -> tuple[int, str, str]:
     """Exit code, stdout and stderr of ``wiki_scan`` on ``paths``."""
     out, err = StringIO(), StringIO()
     try:
@@ -60,3 +62,12 @@ def test_wiki_scan_exits_2_with_a_message_for_unreadable_files(tmp_path):
     assert f"{binary}: cannot read: not UTF-8 text" in err
     assert "2 file(s) could not be read." in err
     assert f"{flagged}: FLAGGED" in out
+
+
+def test_wiki_scan_reads_files_with_the_learned_pass_unless_told_rules_only(tmp_path):
+    page = tmp_path / "search-results.md"
+    page.write_text(TOOL_OUTPUT[0])
+    code, out, _ = run_wiki_scan(page)
+    assert code == 1 and " learned-injection medium " in out
+    code, out, _ = run_wiki_scan(page, "--rules-only")
+    assert code == 0 and "learned-injection" not in out
