@@ -182,7 +182,15 @@ def _page_for_write(*, actor: Actor, project: str, slug: str) -> Page | None:
     return None
 
 
-@transaction.atomic
+def _scan_ahead(content: str) -> None:
+    """Scan ``content`` before the transaction that saves it: the learned pass embeds
+    it, which inside the transaction would hold the database's write lock meanwhile
+    (every writer waits on SQLite), and the scan in the transaction finds its answer
+    remembered."""
+    if not transaction.get_connection().in_atomic_block:
+        scanner.scan(content, learned=True)
+
+
 def wiki_page_upsert(
     *,
     actor: Actor,
@@ -200,6 +208,31 @@ def wiki_page_upsert(
     save scans the page, keeps a revision, re-indexes it and is audited; a write that
     changes nothing saves nothing. Changing the title or content clears an approval.
     """
+    _scan_ahead(clean_content(content))
+    return _page_upsert(
+        actor=actor,
+        title=title,
+        content=content,
+        tags=tags,
+        kind=kind,
+        project=project,
+        visibility=visibility,
+        team=team,
+    )
+
+
+@transaction.atomic
+def _page_upsert(
+    *,
+    actor: Actor,
+    title: str,
+    content: str,
+    tags: Sequence[str] | str | None,
+    kind: str | None,
+    project: str,
+    visibility: str | None,
+    team: str | int | None,
+) -> WriteResult:
     title = clean_title(title)
     content = clean_content(content)
     clean = {"tags": clean_tags(tags, split_text=True), "kind": clean_kind(kind)}
@@ -319,10 +352,16 @@ def _set_text(*, actor: Actor, page: Page, revision: PageRevision) -> None:
     page.save(force_update=True)
 
 
-@transaction.atomic
 def wiki_page_revision_restore(*, actor: Actor, page: Page, number: int) -> PageRevision:
     """Put an old revision's text back as a new revision, which is scanned like any
     edit and audited as ``wiki.restore``. Anyone who may edit the page may restore."""
+    for content in page.revisions.filter(number=number).values_list("content", flat=True):
+        _scan_ahead(content)
+    return _revision_restore(actor=actor, page=page, number=number)
+
+
+@transaction.atomic
+def _revision_restore(*, actor: Actor, page: Page, number: int) -> PageRevision:
     page = _locked(page)
     if not page.can_be_edited_by(actor.user):
         raise Forbidden("Only people who may edit this page can restore a revision of it.")
@@ -352,7 +391,6 @@ class Rejection:
         return self.restored_from is None
 
 
-@transaction.atomic
 def wiki_page_reject(*, actor: Actor, page: Page) -> Rejection:
     """A reviewer refuses a flagged page's text: the latest revision that the scanner
     passes comes back as a new revision, or, if none ever did, the page is deleted.
@@ -360,6 +398,15 @@ def wiki_page_reject(*, actor: Actor, page: Page) -> Rejection:
     ``wiki.reject`` with the findings."""
     if actor.token is not None:
         raise Forbidden("Agents cannot reject flagged pages; a person reviews them.")
+    for content, title in page.revisions.order_by("-number").values_list("content", "title"):
+        _scan_ahead(content)
+        if _passes_scan(content, title):
+            break
+    return _reject(actor=actor, page=page)
+
+
+@transaction.atomic
+def _reject(*, actor: Actor, page: Page) -> Rejection:
     page = _locked(page)
     if not page.can_be_approved_by(actor.user):
         raise Forbidden("Only the page's owner, an admin of its team or staff can reject it.")

@@ -18,6 +18,7 @@ and a low ``learned-skipped`` finding says why: a save never fails for it.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -180,24 +181,43 @@ def local_embedder() -> Embedder:
     return get_embedder(provider="local")
 
 
+def _scored(text: str, model_file: Path | None) -> tuple[list[Passage], np.ndarray, float]:
+    """The passages of ``text`` worth scoring, their scores and the threshold; raises
+    Unavailable (or the embedder's error) when the pass cannot run."""
+    model = PassageModel.load(model_file)
+    pieces = passages(text, chars=model.chars, min_words=model.min_words)
+    if not pieces:
+        return [], np.empty(0, dtype=np.float32), model.threshold
+    embedder = local_embedder()
+    if embedder.model_id != model.embedding_model:
+        raise Unavailable(
+            f"the weights are for {model.embedding_model}, "
+            f"the local embedder is {embedder.model_id}"
+        )
+    if embedder.dim != model.weights.shape[0]:
+        raise Unavailable(f"the weights have {model.weights.shape[0]} dimensions")
+    return pieces, model.scores(embedder.embed([p.text for p in pieces])), model.threshold
+
+
+# A page's text is scored before the transaction that saves it (which would hold the
+# database's write lock while it is embedded), then again inside it: the second time is
+# remembered. A pass that could not run raises, and is not remembered.
+@functools.lru_cache(maxsize=32)
+def _remembered_scores(text: str) -> tuple[list[Passage], np.ndarray, float]:
+    return _scored(text, None)
+
+
 def learned_findings(text: str, *, model_file: Path | None = None) -> list[Finding]:
     """A ``learned-injection`` finding over the passage of ``text`` that scores highest,
     when it scores over the threshold; a low ``learned-skipped`` finding when the pass
     cannot run; nothing when it passes or ``text`` has no passage worth scoring."""
     try:
-        model = PassageModel.load(model_file)
-        pieces = passages(text, chars=model.chars, min_words=model.min_words)
+        if model_file is None:
+            pieces, scores, threshold = _remembered_scores(text)
+        else:
+            pieces, scores, threshold = _scored(text, model_file)
         if not pieces:
             return []
-        embedder = local_embedder()
-        if embedder.model_id != model.embedding_model:
-            raise Unavailable(
-                f"the weights are for {model.embedding_model}, "
-                f"the local embedder is {embedder.model_id}"
-            )
-        if embedder.dim != model.weights.shape[0]:
-            raise Unavailable(f"the weights have {model.weights.shape[0]} dimensions")
-        scores = model.scores(embedder.embed([p.text for p in pieces]))
     except Unavailable as exc:
         logger.warning("The learned scanner pass was skipped: %s", exc)
         return [_skipped(str(exc))]
@@ -205,14 +225,14 @@ def learned_findings(text: str, *, model_file: Path | None = None) -> list[Findi
         logger.exception("The learned scanner pass failed")
         return [_skipped(f"the local embedder failed ({type(exc).__name__})")]
     best = int(np.argmax(scores))
-    over = int((scores > model.threshold).sum())
+    over = int((scores > threshold).sum())
     if not over:
         return []
     top = pieces[best]
     others = f"; {over - 1} other passage(s) score over it" if over > 1 else ""
     message = (
         f"Passage {best + 1} of {len(pieces)} reads like a prompt injection to the learned "
-        f"model: score {scores[best]:.3f}, threshold {model.threshold:.3f}{others}"
+        f"model: score {scores[best]:.3f}, threshold {threshold:.3f}{others}"
     )
     return [finding(RULE, "medium", message, text, top.start, top.end)]
 

@@ -171,3 +171,26 @@ def test_a_saved_page_carries_the_learned_finding(owner):
     ).page
     assert page.flagged
     assert "learned-injection" in {f["rule"] for f in page.findings}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_save_embeds_its_text_before_taking_the_write_lock(owner, monkeypatch):
+    """Embedding a long page takes a while; inside the saving transaction it would hold
+    the database's write lock (every other writer waits on SQLite). The text is scored
+    before, once: the scan inside the transaction finds the score remembered."""
+    from django.db import connection
+
+    calls: list[bool] = []
+    scored = learned._scored
+
+    def recording(text, model_file):
+        calls.append(connection.in_atomic_block)
+        return scored(text, model_file)
+
+    monkeypatch.setattr(learned, "_scored", recording)
+    learned._remembered_scores.cache_clear()
+    content = "\n\n".join(
+        f"Shard {n} is migrated after its replica lag drops below one second." for n in range(8)
+    )
+    services.wiki_page_upsert(actor=Actor(user=owner), title="Shard moves", content=content)
+    assert calls == [False]
