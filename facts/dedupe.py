@@ -7,7 +7,7 @@ the ``dedupe_similarity`` setting, 0.8 to 1), or are about the same subject: sim
 at least 0.4, the same names mentioned, and more than half of the new fact's tags shared.
 
 Finding candidates must not cost a ranked full-text query per fact, so every active fact
-carries a few hashed keys (``FactKey``) built by prefix filtering. Words are put in one
+carries a few hashed keys (``facts.keystore``) built by prefix filtering. Words are put in one
 fixed order (longest first). If two word sets of sizes n and m overlap in at least
 a = ceil(t * max(n, m)) words (which a similarity of t implies), their first three shared
 words lie within the first n - ceil(t * n) + 3 words of one and m - ceil(t * m) + 3 of
@@ -46,8 +46,9 @@ from dataclasses import dataclass, replace
 
 from django.db import connection
 
+from facts.keystore import keys_add, keys_clear, keys_remove, keys_sharing
 from facts.models import Category, Fact, FactKey, MemoryConfig, Status, Tier
-from memoryhub.db.bulk import insert_rows, rows_by_ids
+from memoryhub.db.bulk import rows_by_ids
 from memoryhub.search.readahead import read_ahead
 from memoryhub.search.text import STOPWORDS, WORD
 
@@ -431,21 +432,15 @@ def candidate_ids_many(key_lists: Sequence[list[int]]) -> list[list[tuple[int, i
 def _candidates_by_key(
     key_lists: Sequence[list[int]], pairs: list[tuple[int, int]]
 ) -> list[list[tuple[int, int]]]:
-    """PostgreSQL: the facts of every key asked, in one index lookup per key (an array
-    of keys, which the planner probes one by one whatever its statistics say of a table
-    being filled), counted per list here."""
+    """PostgreSQL: the facts holding any key asked, in one index lookup, counted per
+    list here."""
     lists_of: dict[int, list[int]] = {}
     for n, key in pairs:
         lists_of.setdefault(key, []).append(n)
     counts: list[Counter[int]] = [Counter() for _ in key_lists]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT key, fact_id FROM {FactKey._meta.db_table} WHERE key = ANY(%s::bigint[])",
-            [list(lists_of)],
-        )
-        for key, fact_id in cursor.fetchall():
-            for n in lists_of[key]:
-                counts[n][fact_id] += 1
+    for key, fact_id in keys_sharing(list(lists_of)):
+        for n in lists_of[key]:
+            counts[n][fact_id] += 1
     return [sorted(c.items(), key=_most_shared)[:CANDIDATES] for c in counts]
 
 
@@ -496,11 +491,8 @@ def _look_up_all(key_lists: list[list[int]]) -> Iterator[tuple]:
 
 
 def fact_keys_add(rows: Iterable[tuple[int, Signature]]) -> None:
-    """Store the keys of facts just written (active ones). They go in in key order: the
-    keys are hashes, and inserted as they come each one would land on another page of
-    the key index."""
-    keyed = sorted((key, i) for i, sig in rows for key in stored_keys(sig))
-    insert_rows(FactKey, ("key", "fact"), keyed)
+    """Store the keys of facts just written (active ones)."""
+    keys_add((i, stored_keys(sig)) for i, sig in rows)
 
 
 def fact_keys_refresh(fact_ids: Iterable[int]) -> None:
@@ -509,7 +501,7 @@ def fact_keys_refresh(fact_ids: Iterable[int]) -> None:
     ids = list(dict.fromkeys(fact_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        FactKey.objects.filter(fact_id__in=chunk).delete()
+        keys_remove(chunk)
         active = active_rows(chunk).values()
         fact_keys_add((row[0], stored_signature(row)) for row in active if row is not None)
 
@@ -525,7 +517,7 @@ def fact_keys_rebuild(*, progress: Callable[[int, int], None] | None = None) -> 
     """Re-key every active fact with the current rules and record the version; the
     number of facts keyed. ``progress(done, total)`` is called after each chunk.
     Learnings are append-only and never merged, so they carry no keys."""
-    FactKey.objects.all().delete()
+    keys_clear()
     ids = list(
         Fact.objects.filter(status=Status.ACTIVE, superseded_by__isnull=True)
         .exclude(tier=Tier.SKILL, category=Category.LEARNING)

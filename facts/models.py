@@ -304,7 +304,8 @@ class MemoryConfig(models.Model):
 
 
 class FactKey(models.Model):
-    """A hashed near-duplicate key of an active fact (see ``facts.dedupe``).
+    """A hashed near-duplicate key of an active fact (see ``facts.dedupe``), on SQLite;
+    PostgreSQL keeps a fact's keys in one ``FactKeyList`` (see ``facts.keystore``).
 
     Derived data: rebuilt from a fact's content, tags and scope whenever they change,
     and dropped when the fact stops being active, so a lookup only meets facts a new
@@ -319,6 +320,36 @@ class FactKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.fact_id}:{self.key}"
+
+
+class KeyArrayField(models.Field):
+    """A list of 64-bit keys: ``bigint[]`` on PostgreSQL, comma-separated text
+    elsewhere."""
+
+    def db_type(self, connection) -> str:
+        return "bigint[]" if connection.vendor == "postgresql" else "text"
+
+    def from_db_value(self, value, expression, connection) -> list[int] | None:
+        if value is None or isinstance(value, list):
+            return value
+        return [int(key) for key in value.split(",") if key]
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if value is None or connection.vendor == "postgresql":
+            return value
+        return ",".join(str(int(key)) for key in value)
+
+
+class FactKeyList(models.Model):
+    """The near-duplicate keys of an active fact, all in one row: how PostgreSQL stores
+    them, found through a GIN index on ``keys`` that its migration adds (see
+    ``facts.keystore``). Unused on SQLite, which keeps a ``FactKey`` row per key."""
+
+    fact = models.OneToOneField(Fact, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    keys = KeyArrayField()
+
+    def __str__(self) -> str:
+        return f"{self.fact_id}: {len(self.keys)} keys"
 
 
 class ReviewState(models.TextChoices):

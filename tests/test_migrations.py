@@ -13,7 +13,8 @@ def test_facts_stored_before_near_duplicate_keys_are_keyed_by_the_first_write(ow
     from django.db.migrations.executor import MigrationExecutor
 
     from facts.dedupe import KEY_FIELDS, stored_keys, stored_signature
-    from facts.models import Fact, FactKey
+    from facts.keystore import keys_count, keys_of
+    from facts.models import Fact
     from facts.services.create import fact_create
     from teams.services import Actor
 
@@ -26,16 +27,14 @@ def test_facts_stored_before_near_duplicate_keys_are_keyed_by_the_first_write(ow
     )
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
-    assert not FactKey.objects.exists()
+    assert keys_count() == 0
 
     result = fact_create(
         actor=Actor(user=owner), data={"content": "the VPN gateway is vpn2 in Frankfurt!"}
     )
     assert (result.created, result.fact.pk) == (False, stored.pk)
     row = Fact.objects.values_list(*KEY_FIELDS).get(pk=stored.pk)
-    assert set(FactKey.objects.filter(fact_id=stored.pk).values_list("key", flat=True)) == set(
-        stored_keys(stored_signature(row))
-    )
+    assert keys_of([stored.pk])[stored.pk] == set(stored_keys(stored_signature(row)))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -118,3 +117,42 @@ def test_facts_stored_before_sessions_had_an_order_are_dated_and_indexed_with_ne
     assert FACT_FTS.content_of(alone.pk) == (alone.content, "", "", "")
     found = fact_recall(actor=Actor(user=owner), query="offsite city", touch=False)
     assert answer.pk in [item.id for item in found.items]
+
+
+@pytest.mark.postgresql_only("only PostgreSQL keeps a fact's keys in one list")
+@pytest.mark.django_db(transaction=True)
+def test_keys_stored_a_row_each_become_one_list_per_fact_and_still_find_duplicates(owner):
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from facts.dedupe import KEY_FIELDS, KEYS_VERSION, stored_keys, stored_signature
+    from facts.keystore import keys_of
+    from facts.services.create import fact_create
+    from teams.services import Actor
+
+    before = [("facts", "0019_postgres_fact_storage")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    stored = old.get_model("facts", "Fact").objects.create(
+        owner_id=owner.pk, content="The VPN gateway is vpn2 in Frankfurt", tags=["net"]
+    )
+    row = old.get_model("facts", "Fact").objects.values_list(*KEY_FIELDS).get(pk=stored.pk)
+    keys = stored_keys(stored_signature(row))
+    old.get_model("facts", "FactKey").objects.bulk_create(
+        old.get_model("facts", "FactKey")(fact_id=stored.pk, key=key) for key in keys
+    )
+    old.get_model("facts", "MemoryConfig").objects.update_or_create(
+        pk=1, defaults={"fact_keys_version": KEYS_VERSION}
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert keys_of([stored.pk]) == {stored.pk: set(keys)}
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM facts_factkey")
+        assert cursor.fetchone()[0] == 0
+    result = fact_create(
+        actor=Actor(user=owner), data={"content": "the VPN gateway is vpn2 in Frankfurt!"}
+    )
+    assert (result.created, result.fact.pk) == (False, stored.pk)

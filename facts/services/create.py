@@ -19,7 +19,8 @@ from facts.dedupe import (
     merged_tags,
     signature,
 )
-from facts.models import Fact, FactKey, Origin, Status
+from facts.keystore import keys_table
+from facts.models import Fact, Origin, Status
 from facts.search import FACT_FTS
 from facts.selectors import memory_config_get
 from facts.services.cleaning import EXCERPT_LENGTH, FactInput, fact_input_clean
@@ -322,7 +323,7 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
 def fact_statistics_follow() -> None:
     """Before a bulk write, refresh the planner's view of the fact tables if they outgrew
     it (PostgreSQL)."""
-    analyze_when_grown(Fact._meta.db_table, FactKey._meta.db_table, FACT_FTS.table)
+    analyze_when_grown(Fact._meta.db_table, keys_table(), FACT_FTS.table)
 
 
 def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[WriteResult]:

@@ -12,7 +12,8 @@ from facts.dedupe import (
     signature,
     stored_keys,
 )
-from facts.models import Fact, FactKey, MemoryConfig, Origin, Status
+from facts.keystore import keys_add, keys_clear, keys_of
+from facts.models import Fact, MemoryConfig, Origin, Status
 from facts.services.config import memory_config_update
 from facts.services.create import fact_bulk_create
 from facts.services.update import fact_update
@@ -148,7 +149,7 @@ def test_a_batch_merges_into_stored_facts_in_order(owner):
 
 
 def keyed(fact: Fact) -> bool:
-    return FactKey.objects.filter(fact=fact).exists()
+    return bool(keys_of([fact.pk]))
 
 
 @pytest.mark.django_db
@@ -169,7 +170,7 @@ def test_keys_follow_updates_supersession_and_the_cap(owner, remember, staff):
     memory_config_update(actor=Actor(user=staff), changes={"max_active_facts": 2})
     remember(owner, "Lunch is at noon on Fridays", importance=1.0)
     archived = Fact.objects.filter(owner=owner, project="", status=Status.ARCHIVED)
-    assert archived.exists() and not FactKey.objects.filter(fact__in=archived).exists()
+    assert archived.exists() and not keys_of(archived.values_list("pk", flat=True))
 
 
 @pytest.mark.django_db
@@ -231,7 +232,7 @@ def test_outside_a_transaction_candidates_are_looked_up_ahead(owner, monkeypatch
 
 
 def _keys_of(fact_id: int) -> set[int]:
-    return set(FactKey.objects.filter(fact_id=fact_id).values_list("key", flat=True))
+    return keys_of([fact_id]).get(fact_id, set())
 
 
 def _expected_keys(fact_id: int) -> set[int]:
@@ -248,7 +249,9 @@ def test_keys_built_by_older_rules_are_rebuilt_before_the_next_write(owner):
     actor = Actor(user=owner)
     first = fact_create(actor=actor, data={"content": "The VPN gateway is vpn2 in Frankfurt"})
     other = fact_create(actor=actor, data={"content": "Standups start at 9:30 on Mondays"})
-    FactKey.objects.all().update(key=12345)  # as an older layout would have keyed them
+    # As an older layout would have keyed them.
+    keys_clear()
+    keys_add([(first.fact.pk, [12345]), (other.fact.pk, [12345])])
     MemoryConfig.objects.filter(pk=1).update(fact_keys_version=KEYS_VERSION - 1)
 
     again = fact_create(actor=actor, data={"content": "the VPN gateway is vpn2 in Frankfurt!"})
@@ -265,7 +268,7 @@ def test_rebuild_fact_keys_command_rebuilds_only_when_stale(owner, capsys):
     from facts.services.create import fact_create
 
     fact = fact_create(actor=Actor(user=owner), data={"content": "Deploys go out on Tuesdays"})
-    FactKey.objects.all().delete()
+    keys_clear()
     call_command("rebuild_fact_keys", "--if-stale")
     assert "current" in capsys.readouterr().out
     assert not _keys_of(fact.fact.pk)
@@ -297,3 +300,26 @@ def test_inside_a_callers_transaction_candidates_are_looked_up_in_turn(owner):
         )
     assert [r.created for r in again] == [False, True]
     assert again[0].fact.pk == stored[0].fact.pk
+
+
+@pytest.mark.postgresql_only("the GIN index and the planner are PostgreSQL's")
+@pytest.mark.django_db
+def test_key_lookups_go_through_the_index_however_small_the_table_looks(owner, remember):
+    from django.db import connection
+
+    from facts.keystore import keys_sharing
+
+    fact = remember(owner, "The staging database runs PostgreSQL 16")
+    keys = sorted(_keys_of(fact.pk))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE facts_factkeylist")
+    assert sorted(key for key, _ in keys_sharing([*keys, 1, 2, 3])) == keys
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT prosrc, proconfig FROM pg_proc WHERE proname = 'facts_keys_sharing'")
+        _, config = cursor.fetchone()
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(
+            "EXPLAIN SELECT fact_id FROM facts_factkeylist WHERE keys && %s::bigint[]", [keys]
+        )
+        plan = " ".join(row[0] for row in cursor.fetchall())
+    assert config == ["enable_seqscan=off"] and "factkeylist_keys" in plan

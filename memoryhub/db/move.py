@@ -7,7 +7,8 @@ migrations wrote (content types, permissions) and filled with the source's rows 
 the same ids. PostgreSQL checks foreign keys at commit (Django makes them deferrable),
 so tables are copied in any order, each in pieces. Sequences are set past the copied ids.
 Full-text entries are copied as stored (with the session neighbours' words of each
-fact) and vectors with the model that made them, so nothing is embedded again.
+fact) and vectors with the model that made them, so nothing is embedded again; the
+facts' near-duplicate keys are gathered into PostgreSQL's per-fact lists.
 """
 
 from __future__ import annotations
@@ -155,6 +156,9 @@ def source_total() -> int:
 def move_to_postgres(target_settings: dict, *, step: Callable[[int], object]) -> MoveReport:
     """Copy everything of the default (SQLite) database into the migrated, empty-or-not
     PostgreSQL database of ``target_settings`` (which is emptied first)."""
+    from facts.keystore import keys_count, keys_into_lists
+    from facts.models import FactKey, FactKeyList
+
     if connection.vendor != "sqlite":
         raise RuntimeError("The source must be the SQLite database this install runs on.")
     configured = connections.configure_settings({**connections.settings, TARGET: target_settings})
@@ -180,10 +184,15 @@ def move_to_postgres(target_settings: dict, *, step: Callable[[int], object]) ->
                 _copy_fts(index, target, report, step)
             for index in vectors:
                 _copy_vectors(index, target, step)
+            with target.cursor() as out:
+                keys_into_lists(out)
         with connection.cursor() as source, target.cursor() as out:
             for model in tables:
                 name = model._meta.db_table
-                report.rows[name] = (_count(source, name), _count(out, name))
+                if model is not FactKeyList:
+                    report.rows[name] = (_count(source, name), _count(out, name))
+            # The near-duplicate keys, a row each on SQLite, are lists of them here.
+            report.rows[FactKey._meta.db_table] = (keys_count(source), keys_count(out))
             for index in fts:
                 report.rows[index.table] = (_count(source, index.table), _count(out, index.table))
             for index in vectors:
