@@ -28,7 +28,7 @@ from facts.selectors import memory_config_get
 from facts.services.cleaning import fact_input_clean
 from facts.services.create import fact_from_input
 from facts.services.embedding import queue_embedding
-from facts.sessions import facts_index
+from facts.sessions import facts_index_written
 from memoryhub.errors import InvalidInput
 from memoryhub.refs import shortened
 from teams.services import Actor, audit_log, scope_for_new_row
@@ -131,7 +131,7 @@ def _fact_for(
 def _store(facts: list[Fact]) -> None:
     for fact in facts:
         fact.save()
-    facts_index([], new=[fact.pk for fact in facts])
+    facts_index_written(facts)
     queue_embedding([fact.pk for fact in facts], memory_config_get())
 
 

@@ -14,7 +14,7 @@ exists re-indexes the facts whose neighbours change (``facts_index``,
 (``session_neighbours``).
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 
@@ -141,6 +141,17 @@ def facts_index(ids: Iterable[int], *, new: Iterable[int] = ()) -> None:
     entries = _entries(sorted(changed | neighbours_of(changed)))
     FACT_FTS.upsert([e for e in entries if e[0] in fresh], new=True)
     FACT_FTS.upsert([e for e in entries if e[0] not in fresh])
+
+
+def facts_index_written(facts: Sequence[Fact]) -> None:
+    """Index facts just inserted, given as written. Those outside sessions have no
+    neighbours: their entries come from the rows in hand, with nothing read back."""
+    alone = [f for f in facts if not f.session_id]
+    FACT_FTS.upsert(
+        [(f.pk, fts_values(f.content, list(f.tags or []), "", f.speaker)) for f in alone],
+        new=True,
+    )
+    facts_index([], new=[f.pk for f in facts if f.session_id])
 
 
 def facts_index_after_removal(neighbours: Iterable[int]) -> None:

@@ -26,7 +26,7 @@ from facts.selectors import memory_config_get
 from facts.services.cleaning import EXCERPT_LENGTH, FactInput, fact_input_clean
 from facts.services.embedding import queue_embedding
 from facts.services.retention import enforce_active_cap
-from facts.sessions import facts_index
+from facts.sessions import facts_index, facts_index_written
 from memoryhub.db.bulk import analyze_when_grown, insert_returning_ids, insert_rows, update_rows
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.locking import writes_serialise
@@ -293,7 +293,7 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
                     return WriteResult(fact=existing, created=False)
         fact = fact_from_input(actor=actor, item=item, scope=scope)
         fact.save()
-        facts_index([], new=[fact.pk])
+        facts_index_written([fact])
         fact_keys_add([(fact.pk, sig)])
         if old is not None:
             old.valid_until = fact.created_at
@@ -378,7 +378,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
             # New facts are written a piece at a time, while the look-ahead reads the
             # candidates of the pieces after them.
             written = rows.insert()
-            facts_index([], new=[f.pk for f in written])
+            facts_index_written(written)
             fact_keys_add(
                 (fact.pk, sig) for fact, sig in zip(written, inserted[len(facts) :], strict=True)
             )

@@ -24,7 +24,7 @@ from facts.services.create import (
 )
 from facts.services.embedding import queue_embedding
 from facts.services.retention import enforce_active_cap
-from facts.sessions import facts_index
+from facts.sessions import facts_index_written
 from memoryhub.db.bulk import insert_rows, update_rows
 from memoryhub.errors import InvalidInput
 from memoryhub.locking import writes_serialise
@@ -224,7 +224,7 @@ def facts_import(
             rows.add(values)
             if done % IMPORT_PIECE == 0 or done == len(new):
                 piece = rows.insert()
-                facts_index([], new=[f.pk for f in piece])
+                facts_index_written(piece)
                 written.extend(piece)
                 if progress is not None:
                     progress(len(written), len(new) + len(merge_of))
