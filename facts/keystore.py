@@ -78,8 +78,15 @@ def keys_sharing(keys: Sequence[int]) -> list[tuple[int, int]]:
     """(key, fact id) for every stored key among ``keys``. PostgreSQL only: SQLite
     counts the keys of many lookups in one statement of its own (``facts.dedupe``)."""
     wanted = set(keys)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT fact_id, keys FROM facts_keys_sharing(%s::bigint[])", [list(keys)])
+    import psycopg  # installed with the postgres extra, as on every PostgreSQL install
+
+    connection.ensure_connection()
+    # Binary results: each row brings the fact's whole list, which as text would cost
+    # more to parse than the lookup does.
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(
+            "SELECT fact_id, keys FROM facts_keys_sharing(%s::bigint[])", [list(keys)], binary=True
+        )
         found = cursor.fetchall()
     return [(key, fact_id) for fact_id, row in found for key in row if key in wanted]
 
