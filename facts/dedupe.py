@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 
 from django.db import connection
 
-from facts.keystore import keys_add, keys_clear, keys_remove, keys_sharing
+from facts.keystore import keys_add, keys_clear, keys_counted, keys_remove
 from facts.models import Category, Fact, FactKey, MemoryConfig, Status, Tier
 from memoryhub.db.bulk import rows_by_ids
 from memoryhub.search.readahead import read_ahead
@@ -432,16 +432,12 @@ def candidate_ids_many(key_lists: Sequence[list[int]]) -> list[list[tuple[int, i
 def _candidates_by_key(
     key_lists: Sequence[list[int]], pairs: list[tuple[int, int]]
 ) -> list[list[tuple[int, int]]]:
-    """PostgreSQL: the facts holding any key asked, in one index lookup, counted per
-    list here."""
-    lists_of: dict[int, list[int]] = {}
-    for n, key in pairs:
-        lists_of.setdefault(key, []).append(n)
-    counts: list[Counter[int]] = [Counter() for _ in key_lists]
-    for key, fact_id in keys_sharing(list(lists_of)):
-        for n in lists_of[key]:
-            counts[n][fact_id] += 1
-    return [sorted(c.items(), key=_most_shared)[:CANDIDATES] for c in counts]
+    """PostgreSQL: the facts holding any key asked, in one index lookup, counted and
+    cut to the best of each list by the server."""
+    found: list[list[tuple[int, int]]] = [[] for _ in key_lists]
+    for n, fact_id, shared in keys_counted(pairs, CANDIDATES):
+        found[n].append((fact_id, shared))
+    return found
 
 
 def _most_shared(item: tuple[int, int]) -> tuple[int, int]:

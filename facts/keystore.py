@@ -74,21 +74,28 @@ def keys_of(fact_ids: Iterable[int]) -> dict[int, set[int]]:
     return found
 
 
-def keys_sharing(keys: Sequence[int]) -> list[tuple[int, int]]:
-    """(key, fact id) for every stored key among ``keys``. PostgreSQL only: SQLite
-    counts the keys of many lookups in one statement of its own (``facts.dedupe``)."""
-    wanted = set(keys)
-    import psycopg  # installed with the postgres extra, as on every PostgreSQL install
-
-    connection.ensure_connection()
-    # Binary results: each row brings the fact's whole list, which as text would cost
-    # more to parse than the lookup does.
-    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+def keys_counted(pairs: Sequence[tuple[int, int]], best: int) -> list[tuple[int, int, int]]:
+    """PostgreSQL: for lookups given as (lookup number, key) pairs, the ``best`` facts
+    of each lookup by keys shared (most first, then the newest), as (lookup number,
+    fact id, keys shared). Counted by the server, which sends back only what is kept."""
+    with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT fact_id, keys FROM facts_keys_sharing(%s::bigint[])", [list(keys)], binary=True
+            "SELECT n, fact_id, shared FROM ("
+            " SELECT q.n, l.fact_id, count(*) AS shared, row_number() OVER ("
+            "  PARTITION BY q.n ORDER BY count(*) DESC, l.fact_id DESC) AS place"
+            " FROM facts_keys_sharing(%s::bigint[]) AS l"
+            " CROSS JOIN LATERAL unnest(l.keys) AS k(key)"
+            " JOIN unnest(%s::int[], %s::bigint[]) AS q(n, key) ON q.key = k.key"
+            " GROUP BY q.n, l.fact_id) AS ranked "
+            "WHERE place <= %s ORDER BY n, place",
+            [
+                list({key for _, key in pairs}),
+                [n for n, _ in pairs],
+                [key for _, key in pairs],
+                best,
+            ],
         )
-        found = cursor.fetchall()
-    return [(key, fact_id) for fact_id, row in found for key in row if key in wanted]
+        return cursor.fetchall()
 
 
 def keys_into_lists(cursor) -> None:

@@ -2,6 +2,8 @@
 wordings kept as archived parents), a fact may supersede another, and every write keeps
 the full-text index and the near-duplicate keys in step inside its own transaction."""
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -27,7 +29,14 @@ from facts.services.cleaning import EXCERPT_LENGTH, FactInput, fact_input_clean
 from facts.services.embedding import queue_embedding
 from facts.services.retention import enforce_active_cap
 from facts.sessions import facts_index, facts_index_written
-from memoryhub.db.bulk import analyze_when_grown, insert_returning_ids, insert_rows, update_rows
+from memoryhub.db.bulk import (
+    analyze_when_grown,
+    insert_returning_ids,
+    insert_rows,
+    pipelined,
+    reserve_ids,
+    update_rows,
+)
 from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.locking import writes_serialise
 from teams.services import Actor, audit_log, audit_log_many, scope_for_new_row
@@ -92,12 +101,14 @@ class FactRows:
     value in model order, defaults filled in, and the saved rows handed back as
     ``Fact`` instances without going through the model layer per value."""
 
-    def __init__(self) -> None:
+    def __init__(self, ids: Iterator[int] | None = None) -> None:
         fields = Fact._meta.concrete_fields
         self.names = [f.attname for f in fields if not f.primary_key]
         self.defaults = {f.attname: f.get_default() for f in fields if not f.primary_key}
         self.pk_index = next(i for i, f in enumerate(fields) if f.primary_key)
         self.rows: list[tuple] = []
+        # Primary keys reserved ahead (``reserve_ids``), given to the rows in order.
+        self.ids = ids
 
     def add(self, values: dict[str, Any]) -> int:
         """Queue a row; its index in ``rows``."""
@@ -111,7 +122,12 @@ class FactRows:
 
     def insert(self) -> list[Fact]:
         """Write the queued rows; the saved facts, in order."""
-        ids = insert_returning_ids(Fact, self.names, self.rows)
+        if self.ids is None:
+            ids = insert_returning_ids(Fact, self.names, self.rows)
+        else:
+            ids = list(itertools.islice(self.ids, len(self.rows)))
+            rows = [(i, *row) for i, row in zip(ids, self.rows, strict=True)]
+            insert_rows(Fact, ["id", *self.names], rows)
         names = list(self.names)
         names.insert(self.pk_index, "id")
         facts = []
@@ -343,9 +359,12 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
         if cleaned[-1].supersedes:
             raise InvalidInput(f"Item {index}: supersedes is only accepted one fact at a time.")
     fact_statistics_follow()
-    with transaction.atomic():
+    # On PostgreSQL the new rows' writes stream to the server while the next items are
+    # checked: their ids are reserved up front, so no insert is waited for.
+    with pipelined(), transaction.atomic():
         # Near-duplicates are looked for among this owner's facts: one writer at a time.
         writes_serialise("facts", actor.user.pk)
+        ids = reserve_ids(Fact, len(cleaned)) if connection.vendor == "postgresql" else None
         scopes: dict[tuple, dict[str, Any]] = {}
         signatures: list[Signature] = []
         for index, item in enumerate(cleaned):
@@ -366,7 +385,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
         finder = DuplicateFinder(config.dedupe_similarity)
         if len(cleaned) > 1 and not rebuilt:
             finder.look_ahead(signatures)
-        rows = FactRows()
+        rows = FactRows(None if ids is None else iter(ids))
         facts: list[Fact] = []
         inserted: list[Signature] = []
         now = timezone.now()

@@ -304,16 +304,19 @@ def test_inside_a_callers_transaction_candidates_are_looked_up_in_turn(owner):
 
 @pytest.mark.postgresql_only("the GIN index and the planner are PostgreSQL's")
 @pytest.mark.django_db
-def test_key_lookups_go_through_the_index_however_small_the_table_looks(owner, remember):
+def test_key_lookups_count_each_lookups_shared_keys_through_the_index(owner, remember):
     from django.db import connection
 
-    from facts.keystore import keys_sharing
+    from facts.keystore import keys_counted
 
     fact = remember(owner, "The staging database runs PostgreSQL 16")
     keys = sorted(_keys_of(fact.pk))
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE facts_factkeylist")
-    assert sorted(key for key, _ in keys_sharing([*keys, 1, 2, 3])) == keys
+    other = remember(owner, "Lunch is served at noon in the atrium")
+    lookups = [(0, key) for key in [*keys, 1, 2]] + [(1, 3)] + [(2, keys[0])]
+    assert keys_counted(lookups, 16) == [(0, fact.pk, len(keys)), (2, fact.pk, 1)]
+    assert other.pk not in {fact_id for _, fact_id, _ in keys_counted(lookups, 16)}
     with connection.cursor() as cursor:
         cursor.execute("SELECT prosrc, proconfig FROM pg_proc WHERE proname = 'facts_keys_sharing'")
         _, config = cursor.fetchone()

@@ -13,9 +13,10 @@ statement with a placeholder per value that the driver and the server parse afre
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from django.db import connection, models
 
@@ -234,3 +235,33 @@ def analyze_when_grown(*tables: str) -> None:
         )
         for (table,) in cursor.fetchall():
             cursor.execute(f"ANALYZE {table}")
+
+
+@contextlib.contextmanager
+def pipelined() -> Iterator[None]:
+    """PostgreSQL: send the block's statements without waiting for each one's answer,
+    so that the server works through the writes while this process prepares the next
+    ones. A statement whose rows are read waits for those sent before it; an error is
+    raised at the next such wait (or at the commit), and the transaction fails as a
+    whole, as it would have. Elsewhere nothing changes."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    connection.ensure_connection()
+    with connection.connection.pipeline():
+        yield
+
+
+def reserve_ids(model: type[models.Model], count: int) -> list[int]:
+    """PostgreSQL: ``count`` new primary keys of ``model`` from its sequence, ascending,
+    for rows inserted with their ids given (so that no answer is waited for). Keys
+    reserved and not used are skipped, as those of a rolled-back insert are."""
+    if count <= 0:
+        return []
+    table, pk = model._meta.db_table, model._meta.pk.column
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [table, pk, count],
+        )
+        return sorted(row[0] for row in cursor.fetchall())

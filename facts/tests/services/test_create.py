@@ -82,6 +82,32 @@ def test_bulk_create_with_one_bad_item_writes_nothing(owner):
     assert not FACT_FTS.ids()
 
 
+@pytest.mark.postgresql_only("statements are pipelined on PostgreSQL alone")
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_failing_in_a_write_no_one_waited_for_writes_nothing(owner, monkeypatch):
+    from django.db import IntegrityError, connection
+
+    from facts.services import create
+
+    def keys_then_a_broken_row(rows):
+        rows = list(rows)
+        original(rows)
+        with connection.cursor() as cursor:  # a check constraint fails on the server
+            cursor.execute("UPDATE facts_fact SET importance = 2 WHERE id = %s", [rows[0][0]])
+
+    original = create.fact_keys_add
+    monkeypatch.setattr(create, "fact_keys_add", keys_then_a_broken_row)
+    items = [{"content": f"Queue {i} drains every {i + 2} minutes"} for i in range(150)]
+    with pytest.raises(IntegrityError, match="fact_importance_0_1"):
+        fact_bulk_create(actor=Actor(user=owner), items=items)
+    assert not Fact.objects.exists() and not FACT_FTS.ids()
+
+    monkeypatch.setattr(create, "fact_keys_add", original)
+    results = fact_bulk_create(actor=Actor(user=owner), items=items)
+    assert len({r.fact.pk for r in results}) == 150
+    assert Fact.objects.count() == 150 and FACT_FTS.ids() == {r.fact.pk for r in results}
+
+
 def test_near_duplicate_updates_the_existing_fact_with_provenance(owner, remember):
     first = remember(owner, "Alice prefers tabs over spaces in Python code", importance=0.4)
     again = remember(owner, "alice prefers tabs over spaces in python code.", importance=0.7)
