@@ -49,7 +49,7 @@ from django.db import connection
 from facts.keystore import keys_add, keys_clear, keys_counted, keys_remove
 from facts.models import Category, Fact, FactKey, MemoryConfig, Status, Tier
 from memoryhub.db.bulk import rows_by_ids
-from memoryhub.search.readahead import read_ahead
+from memoryhub.search.readahead import READERS, read_ahead
 from memoryhub.search.text import STOPWORDS, WORD
 
 # Bump whenever the keys of a stored fact would come out differently.
@@ -358,10 +358,19 @@ class DuplicateFinder:
         rows are enough inside the writer's own transaction; inside a caller's, ``find``
         looks them up in turn."""
         keys = [query_keys(sig, self.similarity) for sig in sigs]
-        answers = read_ahead(lambda: _look_up_all(keys), own_transaction=True)
-        if answers is not None:
+        chunks = [keys[i : i + LOOK_AHEAD_CHUNK] for i in range(0, len(keys), LOOK_AHEAD_CHUNK)]
+        # The chunks are dealt out to the readers in turn and their answers taken back
+        # in the same turn, so that every reader works ahead of the checking.
+        readers = min(READERS, len(chunks))
+        streams = [
+            read_ahead(lambda dealt=chunks[r::readers]: _look_up_all(dealt), own_transaction=True)
+            for r in range(readers)
+        ]
+        if streams and all(stream is not None for stream in streams):
             self._ahead.extend(zip(sigs, keys, strict=True))
-            self._answers = answers
+            self._answers = (
+                next(streams[c % readers]) for c, chunk in enumerate(chunks) for _ in chunk
+            )
 
     def find(self, sig: Signature) -> object | None:
         if self._ahead and self._ahead[0][0] is sig:
@@ -473,12 +482,12 @@ def active_rows(fact_ids: Iterable[int]) -> dict[int, tuple | None]:
 LOOK_AHEAD_CHUNK = 32
 
 
-def _look_up_all(key_lists: list[list[int]]) -> Iterator[tuple]:
-    """(candidate ids, rows of the ids not given before) per key list, in order; rows
-    are read once per chunk of lists."""
+def _look_up_all(chunks: list[list[list[int]]]) -> Iterator[tuple]:
+    """(candidate ids, rows of the ids not given before) per key list of these chunks
+    of lists, in order; rows are read once per chunk."""
     sent: set[int] = set()
-    for start in range(0, len(key_lists), LOOK_AHEAD_CHUNK):
-        chunk = candidate_ids_many(key_lists[start : start + LOOK_AHEAD_CHUNK])
+    for key_lists in chunks:
+        chunk = candidate_ids_many(key_lists)
         rows = active_rows(i for shared in chunk for i, _ in shared if i not in sent)
         for shared in chunk:
             fresh = {i: rows[i] for i, _ in shared if i not in sent}

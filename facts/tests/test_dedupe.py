@@ -231,6 +231,36 @@ def test_outside_a_transaction_candidates_are_looked_up_ahead(owner, monkeypatch
     assert Fact.objects.filter(status=Status.ACTIVE).count() == 4
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_read_ahead_by_several_readers_finds_each_duplicate_in_its_place(owner):
+    """The look-ahead deals a long batch's chunks out to its readers in turn: each
+    repeat of a stored fact, wherever it falls, merges into that fact, and the others
+    are new."""
+    from facts.dedupe import LOOK_AHEAD_CHUNK
+    from memoryhub.search.readahead import READERS
+
+    actor = Actor(user=owner)
+    places = ["Lisbon", "Oslo", "Quito", "Hanoi", "Perth", "Accra", "Lima"]
+    stored = fact_bulk_create(
+        actor=actor,
+        items=[
+            {"content": f"The {place} office opens at {8 + i} every weekday"}
+            for i, place in enumerate(places)
+        ],
+    )
+    size = LOOK_AHEAD_CHUNK * READERS * 2 + 5
+    items = [{"content": f"Build agent {n} runs job number {n * 7} nightly"} for n in range(size)]
+    repeats = {}
+    for i, at in enumerate(range(3, size, size // len(places))):
+        items[at] = {"content": f"the {places[i]} office opens at {8 + i} every weekday!"}
+        repeats[at] = stored[i].fact.pk
+    results = fact_bulk_create(actor=actor, items=items)
+    assert {at: results[at].fact.pk for at in repeats} == repeats
+    assert all(not results[at].created for at in repeats)
+    new = [r for at, r in enumerate(results) if at not in repeats]
+    assert all(r.created for r in new) and len({r.fact.pk for r in new}) == len(new)
+
+
 def _keys_of(fact_id: int) -> set[int]:
     return keys_of([fact_id]).get(fact_id, set())
 

@@ -15,8 +15,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.db import close_old_connections, connection
 
-# One thread: a read-ahead runs one batch's lookups at a time, in order.
-_reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read-ahead")
+# Threads reading ahead: a batch's lookups may be shared among them (one batch alone
+# then keeps the database busy on as many connections), and concurrent batches queue.
+READERS = 2
+_reader = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="read-ahead")
 # Two: the concurrent searches of one web process's threads, side by side.
 _beside = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-beside")
 _DONE = object()
