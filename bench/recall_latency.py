@@ -45,6 +45,7 @@ import argparse
 import contextlib
 import hashlib
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -226,7 +227,9 @@ def stored_user():
     if user is None:
         return None
     actor = Actor(user=user)
-    _, secret = agent_token_create(actor=actor, name="bench-again", scopes=["read", "write"])
+    # A name of its own each run: a kept store is measured again and again.
+    name = f"bench-again-{secrets.token_hex(4)}"
+    _, secret = agent_token_create(actor=actor, name=name, scopes=["read", "write"])
     return user, actor, secret
 
 

@@ -7,8 +7,9 @@ import pytest
 from django.db import connection, transaction
 
 from facts.search import FACT_VECTORS
-from memoryhub.search import vectors
+from memoryhub.search import fts, vectors
 from memoryhub.search.mirror import INT8_SCALE, IndexCopy, int8_vector, sign_bits
+from memoryhub.search.remembered import Remembered
 
 # PostgreSQL searches pgvector's own index; nothing is copied into memory.
 pytestmark = pytest.mark.sqlite_only("in-memory copies of sqlite-vec indexes")
@@ -78,9 +79,12 @@ def test_int8_dot_products_are_close_to_the_exact_cosine_similarities():
 
 @pytest.fixture
 def small_index(monkeypatch):
-    """Fresh in-memory copies; the tables are emptied afterwards, since a transactional
-    test's flush leaves them alone."""
+    """Fresh in-memory copies and row counts (an earlier test's count of the index,
+    kept a few seconds, would send a search down the path for small indexes); the
+    tables are emptied afterwards, since a transactional test's flush leaves them
+    alone."""
     monkeypatch.setattr(vectors, "_copies", {})
+    monkeypatch.setattr(fts, "_row_counts", Remembered(fts.ROW_COUNT_TTL))
     yield
     with connection.cursor() as cursor:
         for sql in FACT_VECTORS.drop_sql() + FACT_VECTORS.create_sql(DIM):
@@ -173,3 +177,16 @@ def test_a_small_index_is_scanned_exactly_in_memory_outside_transactions(small_i
     assert FACT_VECTORS.knn(query, k=1)[0].id == 150
     FACT_VECTORS.delete([150])
     assert 150 not in {h.id for h in FACT_VECTORS.knn(query, k=50)}
+
+
+def test_a_full_load_scales_and_quantises_rows_together_as_it_would_one_by_one():
+    rng = np.random.default_rng(3)
+    stored = [(rng.standard_normal(DIM) * 3).astype("<f4").tobytes() for _ in range(50)]
+    stored[7] = np.zeros(DIM, dtype="<f4").tobytes()  # a zero vector stays zero
+    together = vectors._unit_blobs(stored)
+    for blob, unit_row in zip(stored, together, strict=True):
+        alone = np.frombuffer(vectors._unit_blob(blob), dtype="<f4")
+        assert np.allclose(unit_row, alone, atol=1e-6)
+        assert int8_vector(unit_row) == int8_vector(alone)
+    mixed = [stored[0], np.ones(8, dtype="<f4").tobytes()]  # rows of two models' widths
+    assert [len(row) for row in vectors._unit_blobs(mixed)] == [DIM, 8]
