@@ -7,7 +7,7 @@ the ``dedupe_similarity`` setting, 0.8 to 1), or are about the same subject: sim
 at least 0.4, the same names mentioned, and more than half of the new fact's tags shared.
 
 Finding candidates must not cost a ranked full-text query per fact, so every active fact
-carries a few hashed keys (``facts.keystore``) built by prefix filtering. Words are put in one
+carries a few hashed keys (``FACT_KEYS``) built by prefix filtering. Words are put in one
 fixed order (longest first). If two word sets of sizes n and m overlap in at least
 a = ceil(t * max(n, m)) words (which a similarity of t implies), their first three shared
 words lie within the first n - ceil(t * n) + 3 words of one and m - ceil(t * m) + 3 of
@@ -46,8 +46,8 @@ from dataclasses import dataclass, replace
 
 from django.db import connection
 
-from facts.keystore import keys_add, keys_clear, keys_counted, keys_remove
-from facts.models import Category, Fact, FactKey, MemoryConfig, Status, Tier
+from facts.models import Category, Fact, MemoryConfig, Status, Tier
+from facts.search import FACT_KEYS
 from memoryhub.db.bulk import rows_by_ids
 from memoryhub.search.readahead import READERS, read_ahead
 from memoryhub.search.text import STOPWORDS, WORD
@@ -417,41 +417,8 @@ def candidate_ids(keys: list[int]) -> list[tuple[int, int]]:
 
 
 def candidate_ids_many(key_lists: Sequence[list[int]]) -> list[list[tuple[int, int]]]:
-    """``candidate_ids`` of each key list, in one statement: each list's matching fact
-    ids come back joined into one text value, counted here."""
-    found: list[list[tuple[int, int]]] = [[] for _ in key_lists]
-    pairs = [(n, key) for n, keys in enumerate(key_lists) for key in dict.fromkeys(keys)]
-    if not pairs:
-        return found
-    if connection.vendor == "postgresql":
-        return _candidates_by_key(key_lists, pairs)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH q(n, key) AS (VALUES {', '.join(['(%s, %s)'] * len(pairs))}) "
-            f"SELECT q.n, group_concat(k.fact_id) FROM q JOIN {FactKey._meta.db_table} k "
-            f"ON k.key = q.key GROUP BY q.n",
-            [value for pair in pairs for value in pair],
-        )
-        for n, ids in cursor.fetchall():
-            counts = Counter(map(int, ids.split(",")))
-            found[n] = sorted(counts.items(), key=_most_shared)[:CANDIDATES]
-    return found
-
-
-def _candidates_by_key(
-    key_lists: Sequence[list[int]], pairs: list[tuple[int, int]]
-) -> list[list[tuple[int, int]]]:
-    """PostgreSQL: the facts holding any key asked, in one index lookup, counted and
-    cut to the best of each list by the server."""
-    found: list[list[tuple[int, int]]] = [[] for _ in key_lists]
-    for n, fact_id, shared in keys_counted(pairs, CANDIDATES):
-        found[n].append((fact_id, shared))
-    return found
-
-
-def _most_shared(item: tuple[int, int]) -> tuple[int, int]:
-    fact_id, shared = item
-    return -shared, -fact_id
+    """``candidate_ids`` of each key list, in one statement."""
+    return FACT_KEYS.sharing(key_lists, CANDIDATES)
 
 
 def active_rows(fact_ids: Iterable[int]) -> dict[int, tuple | None]:
@@ -497,7 +464,7 @@ def _look_up_all(chunks: list[list[list[int]]]) -> Iterator[tuple]:
 
 def fact_keys_add(rows: Iterable[tuple[int, Signature]]) -> None:
     """Store the keys of facts just written (active ones)."""
-    keys_add((i, stored_keys(sig)) for i, sig in rows)
+    FACT_KEYS.add((i, stored_keys(sig)) for i, sig in rows)
 
 
 def fact_keys_refresh(fact_ids: Iterable[int]) -> None:
@@ -506,7 +473,7 @@ def fact_keys_refresh(fact_ids: Iterable[int]) -> None:
     ids = list(dict.fromkeys(fact_ids))
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        keys_remove(chunk)
+        FACT_KEYS.remove(chunk)
         active = active_rows(chunk).values()
         fact_keys_add((row[0], stored_signature(row)) for row in active if row is not None)
 
@@ -522,7 +489,7 @@ def fact_keys_rebuild(*, progress: Callable[[int, int], None] | None = None) -> 
     """Re-key every active fact with the current rules and record the version; the
     number of facts keyed. ``progress(done, total)`` is called after each chunk.
     Learnings are append-only and never merged, so they carry no keys."""
-    keys_clear()
+    FACT_KEYS.clear()
     ids = list(
         Fact.objects.filter(status=Status.ACTIVE, superseded_by__isnull=True)
         .exclude(tier=Tier.SKILL, category=Category.LEARNING)

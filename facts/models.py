@@ -305,7 +305,7 @@ class MemoryConfig(models.Model):
 
 class FactKey(models.Model):
     """A hashed near-duplicate key of an active fact (see ``facts.dedupe``), on SQLite;
-    PostgreSQL keeps a fact's keys in one ``FactKeyList`` (see ``facts.keystore``).
+    PostgreSQL keeps a fact's keys in one ``FactKeyList`` (see ``facts.search``).
 
     Derived data: rebuilt from a fact's content, tags and scope whenever they change,
     and dropped when the fact stops being active, so a lookup only meets facts a new
@@ -343,7 +343,7 @@ class KeyArrayField(models.Field):
 class FactKeyList(models.Model):
     """The near-duplicate keys of an active fact, all in one row: how PostgreSQL stores
     them, found through a GIN index on ``keys`` that its migration adds (see
-    ``facts.keystore``). Unused on SQLite, which keeps a ``FactKey`` row per key."""
+    ``memoryhub.search.keys``). Unused on SQLite, which keeps a ``FactKey`` row per key."""
 
     fact = models.OneToOneField(Fact, on_delete=models.CASCADE, primary_key=True, related_name="+")
     keys = KeyArrayField()

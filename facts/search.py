@@ -2,7 +2,7 @@
 neighbours (see ``facts.sessions``) and who said it in FTS5, vectors of what it says
 and who said it in sqlite-vec."""
 
-from memoryhub.search import FtsIndex, VectorIndex
+from memoryhub.search import FtsIndex, KeyIndex, VectorIndex
 
 # Content and the speaker's name weigh more than tags, tags more than the neighbours'
 # words, in bm25.
@@ -12,6 +12,14 @@ FACT_FTS = FtsIndex(
     weights=(1.0, 0.5, 0.3, 1.0),
 )
 FACT_VECTORS = VectorIndex(table="facts_fact_vec", dim=384)
+# Near-duplicate keys of active facts (``facts.dedupe``): ``FactKey`` rows on SQLite,
+# ``FactKeyList`` arrays on PostgreSQL (see migration 0020).
+FACT_KEYS = KeyIndex(
+    rows_table="facts_factkey",
+    lists_table="facts_factkeylist",
+    owner_column="fact_id",
+    sharing_function="facts_keys_sharing",
+)
 
 
 def fts_values(

@@ -11,9 +11,8 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from facts.keystore import keys_of
 from facts.models import Fact, Status
-from facts.search import FACT_FTS, FACT_VECTORS
+from facts.search import FACT_FTS, FACT_KEYS, FACT_VECTORS
 from teams.models import AuditEvent
 from wiki.models import Page, PageRevision
 
@@ -126,7 +125,7 @@ def test_forgetting_removes_the_facts_and_all_that_derives_from_them(alice, worl
     assert receipt["removed"]["summaries"] == 1 and receipt["removed"]["copies"] == 2
     assert FACT_FTS.ids().isdisjoint(gone)
     assert FACT_VECTORS.vectors(list(gone)) == {}
-    assert not keys_of(gone)
+    assert not FACT_KEYS.keys_of(gone)
     assert Fact.objects.filter(pk=world["teammates"].pk).exists()
     event = AuditEvent.objects.get(pk=receipt["receipt_id"])
     assert (event.action, event.details["topic"]) == ("memory.forget", "salary zebras")

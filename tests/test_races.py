@@ -8,9 +8,8 @@ from functools import partial
 import httpx
 import pytest
 
-from facts.keystore import keys_of
 from facts.models import Fact
-from facts.search import FACT_FTS
+from facts.search import FACT_FTS, FACT_KEYS
 from teams.models import AuditEvent
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
@@ -58,7 +57,7 @@ def test_a_fact_deleted_while_it_is_edited_never_comes_back(api):
         assert {r.status_code for r in patched} <= {200, 404}, [r.text for r in patched]
         assert not Fact.objects.filter(pk=fact_id).exists()
         assert FACT_FTS.content_of(fact_id) is None
-        assert not keys_of([fact_id])
+        assert not FACT_KEYS.keys_of([fact_id])
         actions = list(
             AuditEvent.objects.filter(target_type="fact", target_id=str(fact_id))
             .order_by("created_at", "id")

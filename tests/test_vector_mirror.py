@@ -8,7 +8,7 @@ from django.db import connection, transaction
 
 from facts.search import FACT_VECTORS
 from memoryhub.search import fts, vectors
-from memoryhub.search.mirror import INT8_SCALE, IndexCopy, int8_vector, sign_bits
+from memoryhub.search.mirror import INT8_SCALE, IndexCopy, int8_matrix, sign_bits
 from memoryhub.search.remembered import Remembered
 
 # PostgreSQL searches pgvector's own index; nothing is copied into memory.
@@ -68,7 +68,7 @@ def test_int8_dot_products_are_close_to_the_exact_cosine_similarities():
     rng = np.random.default_rng(9)
     matrix = unit(rng, 300)
     mirror = IndexCopy(width=DIM, dtype=np.int8)
-    mirror.load([(i, int8_vector(v)) for i, v in enumerate(matrix)], seq=1)
+    mirror.load([(i, int8_matrix(v).tobytes()) for i, v in enumerate(matrix)], seq=1)
     query = unit(rng, 1)[0]
     wanted = [5, 17, 299, 1000, 42]  # 1000 is not held
     scored = mirror.dot_of(wanted, query)
@@ -181,12 +181,19 @@ def test_a_small_index_is_scanned_exactly_in_memory_outside_transactions(small_i
 
 def test_a_full_load_scales_and_quantises_rows_together_as_it_would_one_by_one():
     rng = np.random.default_rng(3)
-    stored = [(rng.standard_normal(DIM) * 3).astype("<f4").tobytes() for _ in range(50)]
-    stored[7] = np.zeros(DIM, dtype="<f4").tobytes()  # a zero vector stays zero
-    together = vectors._unit_blobs(stored)
-    for blob, unit_row in zip(stored, together, strict=True):
-        alone = np.frombuffer(vectors._unit_blob(blob), dtype="<f4")
-        assert np.allclose(unit_row, alone, atol=1e-6)
-        assert int8_vector(unit_row) == int8_vector(alone)
-    mixed = [stored[0], np.ones(8, dtype="<f4").tobytes()]  # rows of two models' widths
-    assert [len(row) for row in vectors._unit_blobs(mixed)] == [DIM, 8]
+    stored = [(i, (rng.standard_normal(DIM) * 3).astype("<f4").tobytes()) for i in range(50)]
+    stored[7] = (7, np.zeros(DIM, dtype="<f4").tobytes())  # a zero vector stays zero
+    units = vectors._unit_rows(stored, lambda m: m.astype("<f4"))
+    quantised = vectors._unit_rows(stored, int8_matrix)
+    for (row_id, blob), (unit_id, unit_row), (_, int8_row) in zip(
+        stored, units, quantised, strict=True
+    ):
+        vector = np.frombuffer(blob, dtype="<f4")
+        norm = float(np.linalg.norm(vector))
+        alone = vector / norm if norm else vector
+        assert row_id == unit_id
+        assert np.allclose(np.frombuffer(unit_row, dtype="<f4"), alone, atol=1e-6)
+        assert int8_row == int8_matrix(alone).tobytes()
+    mixed = [stored[0], (99, np.ones(8, dtype="<f4").tobytes())]  # two models' widths
+    widths = [len(row) // 4 for _, row in vectors._unit_rows(mixed, lambda m: m.astype("<f4"))]
+    assert widths == [DIM, 8]

@@ -21,9 +21,8 @@ from facts.dedupe import (
     merged_tags,
     signature,
 )
-from facts.keystore import keys_table
 from facts.models import Fact, Origin, Status
-from facts.search import FACT_FTS
+from facts.search import FACT_FTS, FACT_KEYS
 from facts.selectors import memory_config_get
 from facts.services.cleaning import EXCERPT_LENGTH, FactInput, fact_input_clean
 from facts.services.embedding import queue_embedding
@@ -339,7 +338,7 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
 def fact_statistics_follow() -> None:
     """Before a bulk write, refresh the planner's view of the fact tables if they outgrew
     it (PostgreSQL)."""
-    analyze_when_grown(Fact._meta.db_table, keys_table(), FACT_FTS.table)
+    analyze_when_grown(Fact._meta.db_table, FACT_KEYS.table, FACT_FTS.table)
 
 
 def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[WriteResult]:
@@ -364,7 +363,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
     with pipelined(), transaction.atomic():
         # Near-duplicates are looked for among this owner's facts: one writer at a time.
         writes_serialise("facts", actor.user.pk)
-        ids = reserve_ids(Fact, len(cleaned)) if connection.vendor == "postgresql" else None
+        ids = reserve_ids(Fact, len(cleaned))
         scopes: dict[tuple, dict[str, Any]] = {}
         signatures: list[Signature] = []
         for index, item in enumerate(cleaned):

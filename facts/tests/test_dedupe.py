@@ -12,8 +12,8 @@ from facts.dedupe import (
     signature,
     stored_keys,
 )
-from facts.keystore import keys_add, keys_clear, keys_of
 from facts.models import Fact, MemoryConfig, Origin, Status
+from facts.search import FACT_KEYS
 from facts.services.config import memory_config_update
 from facts.services.create import fact_bulk_create
 from facts.services.update import fact_update
@@ -149,7 +149,7 @@ def test_a_batch_merges_into_stored_facts_in_order(owner):
 
 
 def keyed(fact: Fact) -> bool:
-    return bool(keys_of([fact.pk]))
+    return bool(FACT_KEYS.keys_of([fact.pk]))
 
 
 @pytest.mark.django_db
@@ -170,7 +170,7 @@ def test_keys_follow_updates_supersession_and_the_cap(owner, remember, staff):
     memory_config_update(actor=Actor(user=staff), changes={"max_active_facts": 2})
     remember(owner, "Lunch is at noon on Fridays", importance=1.0)
     archived = Fact.objects.filter(owner=owner, project="", status=Status.ARCHIVED)
-    assert archived.exists() and not keys_of(archived.values_list("pk", flat=True))
+    assert archived.exists() and not FACT_KEYS.keys_of(archived.values_list("pk", flat=True))
 
 
 @pytest.mark.django_db
@@ -262,7 +262,7 @@ def test_a_batch_read_ahead_by_several_readers_finds_each_duplicate_in_its_place
 
 
 def _keys_of(fact_id: int) -> set[int]:
-    return keys_of([fact_id]).get(fact_id, set())
+    return FACT_KEYS.keys_of([fact_id]).get(fact_id, set())
 
 
 def _expected_keys(fact_id: int) -> set[int]:
@@ -280,8 +280,8 @@ def test_keys_built_by_older_rules_are_rebuilt_before_the_next_write(owner):
     first = fact_create(actor=actor, data={"content": "The VPN gateway is vpn2 in Frankfurt"})
     other = fact_create(actor=actor, data={"content": "Standups start at 9:30 on Mondays"})
     # As an older layout would have keyed them.
-    keys_clear()
-    keys_add([(first.fact.pk, [12345]), (other.fact.pk, [12345])])
+    FACT_KEYS.clear()
+    FACT_KEYS.add([(first.fact.pk, [12345]), (other.fact.pk, [12345])])
     MemoryConfig.objects.filter(pk=1).update(fact_keys_version=KEYS_VERSION - 1)
 
     again = fact_create(actor=actor, data={"content": "the VPN gateway is vpn2 in Frankfurt!"})
@@ -298,7 +298,7 @@ def test_rebuild_fact_keys_command_rebuilds_only_when_stale(owner, capsys):
     from facts.services.create import fact_create
 
     fact = fact_create(actor=Actor(user=owner), data={"content": "Deploys go out on Tuesdays"})
-    keys_clear()
+    FACT_KEYS.clear()
     call_command("rebuild_fact_keys", "--if-stale")
     assert "current" in capsys.readouterr().out
     assert not _keys_of(fact.fact.pk)
@@ -337,16 +337,14 @@ def test_inside_a_callers_transaction_candidates_are_looked_up_in_turn(owner):
 def test_key_lookups_count_each_lookups_shared_keys_through_the_index(owner, remember):
     from django.db import connection
 
-    from facts.keystore import keys_counted
-
     fact = remember(owner, "The staging database runs PostgreSQL 16")
     keys = sorted(_keys_of(fact.pk))
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE facts_factkeylist")
     other = remember(owner, "Lunch is served at noon in the atrium")
-    lookups = [(0, key) for key in [*keys, 1, 2]] + [(1, 3)] + [(2, keys[0])]
-    assert keys_counted(lookups, 16) == [(0, fact.pk, len(keys)), (2, fact.pk, 1)]
-    assert other.pk not in {fact_id for _, fact_id, _ in keys_counted(lookups, 16)}
+    lookups = [[*keys, 1, 2], [3], [keys[0]]]
+    assert FACT_KEYS.sharing(lookups, 16) == [[(fact.pk, len(keys))], [], [(fact.pk, 1)]]
+    assert other.pk not in {i for found in FACT_KEYS.sharing(lookups, 16) for i, _ in found}
     with connection.cursor() as cursor:
         cursor.execute("SELECT prosrc, proconfig FROM pg_proc WHERE proname = 'facts_keys_sharing'")
         _, config = cursor.fetchone()

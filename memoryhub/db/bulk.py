@@ -120,13 +120,19 @@ def insert_rows(
     if connection.vendor == "postgresql":
         _unnest_insert(model, fields, values, returning=False)
         return
-    max_params = connection.features.max_query_params or len(fields) * ROWS_PER_INSERT
-    longest = max(1, min(ROWS_PER_INSERT, max_params // len(fields)))
-    row_marks = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    head = (
-        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} "
-        f"({_columns(model, fields)}) VALUES "
-    )
+    insert_values(model._meta.db_table, _columns(model, fields), values)
+
+
+def insert_values(table: str, columns: str, values: Sequence[Sequence[object]]) -> None:
+    """Insert rows of plain database values into ``table`` (``columns`` as SQL, quoted),
+    many rows per statement."""
+    width = len(values[0]) if values else 0
+    if not width:
+        return
+    max_params = connection.features.max_query_params or width * ROWS_PER_INSERT
+    longest = max(1, min(ROWS_PER_INSERT, max_params // width))
+    row_marks = "(" + ", ".join(["%s"] * width) + ")"
+    head = f"INSERT INTO {connection.ops.quote_name(table)} ({columns}) VALUES "
     flat = itertools.chain.from_iterable
     start = 0
     with connection.cursor() as cursor:
@@ -252,10 +258,13 @@ def pipelined() -> Iterator[None]:
         yield
 
 
-def reserve_ids(model: type[models.Model], count: int) -> list[int]:
+def reserve_ids(model: type[models.Model], count: int) -> list[int] | None:
     """PostgreSQL: ``count`` new primary keys of ``model`` from its sequence, ascending,
     for rows inserted with their ids given (so that no answer is waited for). Keys
-    reserved and not used are skipped, as those of a rolled-back insert are."""
+    reserved and not used are skipped, as those of a rolled-back insert are. None
+    elsewhere: an insert that returns its keys costs no wait in process."""
+    if connection.vendor != "postgresql":
+        return None
     if count <= 0:
         return []
     table, pk = model._meta.db_table, model._meta.pk.column

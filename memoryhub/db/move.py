@@ -156,8 +156,8 @@ def source_total() -> int:
 def move_to_postgres(target_settings: dict, *, step: Callable[[int], object]) -> MoveReport:
     """Copy everything of the default (SQLite) database into the migrated, empty-or-not
     PostgreSQL database of ``target_settings`` (which is emptied first)."""
-    from facts.keystore import keys_count, keys_into_lists
-    from facts.models import FactKey, FactKeyList
+    from facts.models import FactKeyList
+    from facts.search import FACT_KEYS
 
     if connection.vendor != "sqlite":
         raise RuntimeError("The source must be the SQLite database this install runs on.")
@@ -185,14 +185,14 @@ def move_to_postgres(target_settings: dict, *, step: Callable[[int], object]) ->
             for index in vectors:
                 _copy_vectors(index, target, step)
             with target.cursor() as out:
-                keys_into_lists(out)
+                FACT_KEYS.into_lists(out)
         with connection.cursor() as source, target.cursor() as out:
             for model in tables:
                 name = model._meta.db_table
                 if model is not FactKeyList:
                     report.rows[name] = (_count(source, name), _count(out, name))
             # The near-duplicate keys, a row each on SQLite, are lists of them here.
-            report.rows[FactKey._meta.db_table] = (keys_count(source), keys_count(out))
+            report.rows[FACT_KEYS.rows_table] = (FACT_KEYS.count(source), FACT_KEYS.count(out))
             for index in fts:
                 report.rows[index.table] = (_count(source, index.table), _count(out, index.table))
             for index in vectors:

@@ -14,12 +14,14 @@ from memoryhub.search.hybrid import (
     search_mode_clean,
     search_query_clean,
 )
+from memoryhub.search.keys import KeyIndex
 from memoryhub.search.text import match_all, match_any, words
 from memoryhub.search.vectors import VectorHit, VectorIndex
 
 __all__ = [
     "FtsHit",
     "FtsIndex",
+    "KeyIndex",
     "SearchHit",
     "SearchMode",
     "SearchResult",

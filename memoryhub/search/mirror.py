@@ -141,13 +141,9 @@ class IndexCopy:
 INT8_SCALE = 127.0
 
 
-def int8_vector(unit: np.ndarray) -> bytes:
-    """A unit vector quantised to int8, as the re-rank copy holds it."""
-    return int8_matrix(np.asarray(unit, dtype=np.float32)).tobytes()
-
-
 def int8_matrix(units: np.ndarray) -> np.ndarray:
-    """Unit vectors (one or a matrix of them) quantised to int8."""
+    """Unit vectors (one or a matrix of them) quantised to int8, as the re-rank copy
+    holds them."""
     scaled = np.clip(np.rint(np.asarray(units, dtype=np.float32) * INT8_SCALE), -127, 127)
     return scaled.astype(np.int8)
 

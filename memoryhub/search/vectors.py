@@ -29,7 +29,7 @@ from memoryhub.search.fts import (
     ids_within,
     on_postgres,
 )
-from memoryhub.search.mirror import IndexCopy, int8_matrix, int8_vector, refresh, sign_bits
+from memoryhub.search.mirror import IndexCopy, int8_matrix, refresh, sign_bits
 
 # Up to this many rows an exact scan is cheap enough.
 EXACT_SCAN_LIMIT = 20_000
@@ -72,32 +72,32 @@ class VectorHit:
     similarity: float  # cosine similarity in [-1, 1]
 
 
-def _unit_blob(blob: bytes) -> bytes:
-    """A stored vector scaled to unit length, as stored."""
-    vector = np.frombuffer(blob, dtype="<f4")
-    norm = float(np.linalg.norm(vector))
-    return (vector / norm if norm else vector).astype("<f4").tobytes()
-
-
 # Rows normalised together in one piece of a full load.
 LOAD_PIECE = 16_384
 
 
-def _unit_blobs(blobs: list[bytes]) -> list[np.ndarray]:
-    """``_unit_blob`` of many stored vectors, as arrays: rows of one width are scaled
-    together, a piece at a time (a full load of 1M rows one by one took most of a
-    minute, and as one matrix its temporaries cost as much again)."""
-    units: list[np.ndarray] = []
-    for start in range(0, len(blobs), LOAD_PIECE):
-        piece = blobs[start : start + LOAD_PIECE]
-        if len({len(blob) for blob in piece}) != 1:
-            units.extend(np.frombuffer(_unit_blob(blob), dtype="<f4") for blob in piece)
-            continue
-        matrix = np.frombuffer(b"".join(piece), dtype="<f4").reshape(len(piece), -1)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        norms[norms == 0] = 1.0
-        units.extend(matrix / norms)
-    return units
+def _unit_rows(
+    rows: list[tuple[int, bytes]], encode: Callable[[np.ndarray], np.ndarray]
+) -> list[tuple[int, bytes]]:
+    """(id, ``encode`` of the stored vector scaled to unit length) of these rows. Rows of
+    one width are scaled and encoded together, a piece at a time: a full load of 1M rows
+    one by one took most of a minute, and as one matrix its temporaries cost as much
+    again."""
+    out: list[tuple[int, bytes]] = []
+    for start in range(0, len(rows), LOAD_PIECE):
+        piece = rows[start : start + LOAD_PIECE]
+        if len({len(blob) for _, blob in piece}) == 1:
+            matrix = np.frombuffer(b"".join(blob for _, blob in piece), dtype="<f4")
+            matrices = [matrix.reshape(len(piece), -1)]
+        else:  # vectors of two models' widths: one by one
+            matrices = [np.frombuffer(blob, dtype="<f4").reshape(1, -1) for _, blob in piece]
+        encoded = []
+        for matrix in matrices:
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0
+            encoded.extend(row.tobytes() for row in encode(matrix / norms))
+        out.extend(zip((row_id for row_id, _ in piece), encoded, strict=True))
+    return out
 
 
 def _blob(vector: np.ndarray) -> bytes:
@@ -372,8 +372,7 @@ class VectorIndex:
     def _unit_vectors_of(self, ids: list[int] | None) -> list[tuple[int, bytes]]:
         """(id, the vector scaled to unit length) of these rows, or of every row."""
         rows = self._rows_by_id(f"SELECT id, embedding FROM {self.raw_table}", "id", ids)
-        units = _unit_blobs([blob for _, blob in rows])
-        return [(row_id, unit.tobytes()) for (row_id, _), unit in zip(rows, units, strict=True)]
+        return _unit_rows(rows, lambda units: units.astype("<f4"))
 
     def _log_bounds(self) -> tuple[int, int]:
         with connection.cursor() as cursor:
@@ -434,14 +433,4 @@ class VectorIndex:
     def _int8_vectors_of(self, ids: list[int] | None) -> list[tuple[int, bytes]]:
         """(id, the unit vector in int8) of these rows, or of every row."""
         rows = self._rows_by_id(f"SELECT id, embedding FROM {self.raw_table}", "id", ids)
-        units = _unit_blobs([blob for _, blob in rows])
-        out: list[tuple[int, bytes]] = []
-        for start in range(0, len(rows), LOAD_PIECE):
-            piece = units[start : start + LOAD_PIECE]
-            ids = [row_id for row_id, _ in rows[start : start + LOAD_PIECE]]
-            if len({len(unit) for unit in piece}) == 1:
-                quantised = [q.tobytes() for q in int8_matrix(np.vstack(piece))]
-            else:
-                quantised = [int8_vector(unit) for unit in piece]
-            out.extend(zip(ids, quantised, strict=True))
-        return out
+        return _unit_rows(rows, int8_matrix)
