@@ -619,3 +619,21 @@ def without_held_out_copies(sources: list[Source]) -> dict[str, int]:
                 kept.append(page)
         source.pages = kept
     return left_out
+
+
+def bench_sources(datasets, readmes_from, markdown) -> tuple[list[Source], dict[str, int]]:
+    """Every source the scanner benches read: the red-teaming collections under
+    ``datasets`` (when given), the installed packages' READMEs (also those of the
+    ``readmes_from`` site folders), the Markdown shipped with the project and the
+    ``markdown`` folders; held-out copies taken out of the dev sources, and each page
+    once. Also, per dev source, how many copies were taken out."""
+    sources: list[Source] = []
+    if datasets:
+        for load in DEV_AND_HELD_OUT:
+            sources += load(datasets)
+    sources.append(readmes())
+    sources += [readmes([site]) for site in readmes_from]
+    sources.append(shipped_markdown())
+    sources += [markdown_folder(folder) for folder in markdown]
+    left_out = without_held_out_copies(sources)
+    return deduplicated(sources), left_out

@@ -275,15 +275,7 @@ class Page:
 
 def bench_sources(args: argparse.Namespace) -> list[corpora.Source]:
     """Every source the bench reads, filtered as the bench filters them."""
-    sources: list[corpora.Source] = []
-    for load in corpora.DEV_AND_HELD_OUT:
-        sources += load(args.datasets)
-    sources.append(corpora.readmes())
-    sources += [corpora.readmes([site]) for site in args.readmes_from]
-    sources.append(corpora.shipped_markdown())
-    sources += [corpora.markdown_folder(folder) for folder in args.markdown]
-    corpora.without_held_out_copies(sources)
-    return corpora.deduplicated(sources)
+    return corpora.bench_sources(args.datasets, args.readmes_from, args.markdown)[0]
 
 
 def _group_of(package: str) -> str:

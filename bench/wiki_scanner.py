@@ -184,16 +184,7 @@ def _cells(counts: list[int], total: int, baseline: str | None) -> str:
 
 def public_sources(args: argparse.Namespace) -> None:
     """The catch and false-alarm table over public red-teaming data and benign Markdown."""
-    sources: list[corpora.Source] = []
-    if args.datasets:
-        for load in corpora.DEV_AND_HELD_OUT:
-            sources += load(args.datasets)
-    sources.append(corpora.readmes())
-    sources += [corpora.readmes([site]) for site in args.readmes_from]
-    sources.append(corpora.shipped_markdown())
-    sources += [corpora.markdown_folder(folder) for folder in args.markdown]
-    left_out = corpora.without_held_out_copies(sources)
-    sources = corpora.deduplicated(sources)
+    sources, left_out = corpora.bench_sources(args.datasets, args.readmes_from, args.markdown)
     if args.hide_held_out:
         sources = [s for s in sources if s.role != "held-out"]
 
