@@ -8,12 +8,12 @@ passages) embeds with this one embedder, so one search vector serves them all.
 
 from __future__ import annotations
 
-import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
 from .base import Embedder
 from .factory import get_embedder
+from .remembered import remembered_vectors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,20 +56,6 @@ def embedder_model_id(config: Any = None) -> str:
     return f"{provider}:{config.embeddings_model}"
 
 
-# Searches and topics embedded lately, per embedder: an agent recalls with the same
-# words turn after turn, and a person pages through one search. 1.5 KB each at 384
-# dimensions, plus the text itself: a text longer than QUERY_KEPT_CHARS is not kept.
-QUERY_VECTORS_KEPT = 1024
-QUERY_KEPT_CHARS = 2_000
-
-
-@functools.lru_cache(maxsize=QUERY_VECTORS_KEPT)
-def _query_vector(embedder: Embedder, text: str) -> np.ndarray:
-    vector = embedder.embed([text])[0]
-    vector.setflags(write=False)  # shared by every caller that asks the same
-    return vector
-
-
 def query_vector(text: str) -> np.ndarray | None:
     """The embedding of a search or a topic, or None when embeddings are off or the
     embedder fails (a search then matches by words alone). A failure is not kept: the
@@ -78,10 +64,7 @@ def query_vector(text: str) -> np.ndarray | None:
     if not config.embeddings_enabled:
         return None
     try:
-        embedder = embedder_get(config)
-        if len(text) > QUERY_KEPT_CHARS:
-            return embedder.embed([text])[0]
-        return _query_vector(embedder, text)
+        return remembered_vectors(embedder_get(config), [text])[0]
     except Exception:  # the embedder is an edge we do not own: words still match
         logger.warning("Embedding a search failed; matching by words only")
         return None

@@ -18,7 +18,6 @@ and a low ``learned-skipped`` finding says why: a save never fails for it.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
@@ -196,15 +195,13 @@ def _scored(text: str, model_file: Path | None) -> tuple[list[Passage], np.ndarr
         )
     if embedder.dim != model.weights.shape[0]:
         raise Unavailable(f"the weights have {model.weights.shape[0]} dimensions")
-    return pieces, model.scores(embedder.embed([p.text for p in pieces])), model.threshold
+    # A page is scanned before the transaction that saves it (which would hold the
+    # database's write lock while it is embedded), then again inside it: the second
+    # time its passages' vectors are remembered.
+    from memoryhub.embeddings.remembered import remembered_vectors
 
-
-# A page's text is scored before the transaction that saves it (which would hold the
-# database's write lock while it is embedded), then again inside it: the second time is
-# remembered. A pass that could not run raises, and is not remembered.
-@functools.lru_cache(maxsize=32)
-def _remembered_scores(text: str) -> tuple[list[Passage], np.ndarray, float]:
-    return _scored(text, None)
+    vectors = np.vstack(remembered_vectors(embedder, [p.text for p in pieces]))
+    return pieces, model.scores(vectors), model.threshold
 
 
 def learned_findings(text: str, *, model_file: Path | None = None) -> list[Finding]:
@@ -212,10 +209,7 @@ def learned_findings(text: str, *, model_file: Path | None = None) -> list[Findi
     when it scores over the threshold; a low ``learned-skipped`` finding when the pass
     cannot run; nothing when it passes or ``text`` has no passage worth scoring."""
     try:
-        if model_file is None:
-            pieces, scores, threshold = _remembered_scores(text)
-        else:
-            pieces, scores, threshold = _scored(text, model_file)
+        pieces, scores, threshold = _scored(text, model_file)
         if not pieces:
             return []
     except Unavailable as exc:

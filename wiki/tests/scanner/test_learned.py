@@ -176,21 +176,29 @@ def test_a_saved_page_carries_the_learned_finding(owner):
 @pytest.mark.django_db(transaction=True)
 def test_a_save_embeds_its_text_before_taking_the_write_lock(owner, monkeypatch):
     """Embedding a long page takes a while; inside the saving transaction it would hold
-    the database's write lock (every other writer waits on SQLite). The text is scored
-    before, once: the scan inside the transaction finds the score remembered."""
+    the database's write lock (every other writer waits on SQLite). The text is embedded
+    before, once: the scan inside the transaction finds its passages' vectors
+    remembered."""
+    from collections import OrderedDict
+
     from django.db import connection
 
+    from memoryhub.embeddings import remembered
+
     calls: list[bool] = []
-    scored = learned._scored
+    embedder = learned.local_embedder()
+    embed = embedder.embed
 
-    def recording(text, model_file):
+    def recording(texts):
         calls.append(connection.in_atomic_block)
-        return scored(text, model_file)
+        return embed(texts)
 
-    monkeypatch.setattr(learned, "_scored", recording)
-    learned._remembered_scores.cache_clear()
+    monkeypatch.setattr(embedder, "embed", recording)
+    monkeypatch.setattr(remembered, "_kept", OrderedDict())
     content = "\n\n".join(
         f"Shard {n} is migrated after its replica lag drops below one second." for n in range(8)
     )
     services.wiki_page_upsert(actor=Actor(user=owner), title="Shard moves", content=content)
-    assert calls == [False]
+    # Embedded before the transaction, never inside it (the page's search passages are
+    # embedded after the commit, by their own task).
+    assert calls and True not in calls
