@@ -197,7 +197,9 @@ def ablations(base) -> dict[str, object]:
         weight_date=0,
         weight_session=0,
         weight_informative=0,
+        weight_question=0,
         neighbour_share=0,
+        answer_share=0,
         neighbour_candidates=0,
         context_weight=0,
     )
@@ -213,7 +215,11 @@ def ablations(base) -> dict[str, object]:
         "- date prior": replace(base, weight_date=0),
         "- session prior": replace(base, weight_session=0),
         "- informativeness prior": replace(base, weight_informative=0),
-        "- neighbour boost": replace(base, neighbour_share=0, neighbour_candidates=0),
+        "- question penalty": replace(base, weight_question=0),
+        "- neighbour boost": replace(
+            base, neighbour_share=0, answer_share=0, neighbour_candidates=0
+        ),
+        "- answer boost": replace(base, answer_share=0),
     }
 
 
@@ -266,7 +272,9 @@ FITTED = (
     "weight_date",
     "weight_session",
     "weight_informative",
+    "weight_question",
     "neighbour_share",
+    "answer_share",
 )
 
 

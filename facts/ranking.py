@@ -51,7 +51,9 @@ class RecallTuning:
     weight_date: float = 0.5
     weight_session: float = 0.05
     weight_informative: float = 0.1
+    weight_question: float = 0.05
     neighbour_share: float = 0.15
+    answer_share: float = 0.2
     # Neighbours of this many of the best hits join the candidates.
     neighbour_candidates: int = 10
     # Facts that happened on a day or in a month the query names join the candidates,
@@ -119,6 +121,16 @@ def informativeness(text: str) -> float:
     """1 for a statement of six content words or more, down to 0 for one of none: an
     "ok, thanks!" tells recall next to nothing."""
     return min(1.0, sum(1 for w in words(text) if w not in STOPWORDS) / 6)
+
+
+# A note closing a statement, such as an attachment's caption ("... [shares a photo: ...]").
+_TRAILING_NOTE = re.compile(r"\s*\[[^\[\]]*\]\s*$")
+
+
+def asks(text: str) -> bool:
+    """Whether the statement ends by asking something: its answer, if any, is the next
+    turn."""
+    return _TRAILING_NOTE.sub("", text).rstrip().endswith("?")
 
 
 def named_speakers(query: str, speakers: Iterable[str]) -> dict[str, float]:
@@ -305,12 +317,17 @@ def rank(
             share["session"] = tuning.weight_session * sessions[c.session] / best_session
         if tuning.weight_informative:
             share["informative"] = -tuning.weight_informative * (1 - informativeness(c.content))
+        if tuning.weight_question and asks(c.content):
+            share["question"] = -tuning.weight_question
     before = {c.id: sum(parts[c.id].values()) for c in candidates}
     for c in candidates:
         if tuning.neighbour_share:
             around = [before[n] for n in c.neighbours if n is not None and n in by_id]
             if around:
                 parts[c.id]["neighbour"] = tuning.neighbour_share * max(0.0, max(around))
+        previous = c.neighbours[0]
+        if tuning.answer_share and previous in by_id and asks(by_id[previous].content):
+            parts[c.id]["answer"] = tuning.answer_share * max(0.0, before[previous])
         c.parts = parts[c.id]
         c.score = sum(c.parts.values())
     return sorted(candidates, key=lambda c: (-c.score, -c.id))

@@ -4,7 +4,8 @@
    words) and from vector KNN, each over the caller's visible, recallable facts of the
    requested project (plus personal ones), and the session neighbours of the best;
 2. ranked by ``facts.ranking``: normalised fusion, soft AND, the session window,
-   priors (speaker, time, session, informativeness) and the neighbour boost;
+   priors (speaker, time, session, informativeness, questions) and the neighbour and
+   answer boosts;
 3. re-scored by importance, recency and access frequency;
 4. bounded by max items, a character budget and optional per-category budgets;
 5. access counts updated; reads of other people's facts audited.

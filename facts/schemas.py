@@ -161,7 +161,8 @@ class RecallItemOut(Schema):
     signals: dict[str, float] = Field(
         default_factory=dict,
         description="Each ranking stage's share of the fused score (bm25, vector, "
-        "window, coverage, speaker, time, session, informative, neighbour; rrf under "
+        "window, coverage, speaker, time, date, session, informative, question, neighbour, "
+        "answer; rrf under "
         "RRF fusion)",
     )
     importance: float

@@ -228,6 +228,41 @@ def test_a_fact_next_to_a_strong_hit_takes_a_share_of_its_score():
 # --- Fusion and soft AND ----------------------------------------------------------------------
 
 
+def test_the_turn_after_a_question_that_hits_outranks_the_turn_before_it():
+    # Both 1 and 3 sit next to the question that matches; only 3 answers it.
+    facts = [
+        Candidate(
+            id=1,
+            content="I spent the weekend repainting the fence",
+            bm25=1.5,
+            similarity=0.5,
+            neighbours=(None, 2),
+        ),
+        Candidate(
+            id=2, content="Which city did you move to?", bm25=5.0, similarity=0.9, neighbours=(1, 3)
+        ),
+        candidate(3, "Lisbon, in the old town by the river", neighbours=(2, None)),
+    ]
+    ranked = {c.id: c for c in rank(facts, query="which city", tuning=RecallTuning())}
+    assert ranked[3].parts["answer"] > 0 and "answer" not in ranked[1].parts
+    assert ranked[3].score > ranked[1].score
+    assert order(facts, "which city", answer_share=0)[1:] == [1, 3]
+    # Its caption aside, a turn that ends by asking is a question.
+    facts[1].content = "Which city did you move to? [shares a photo: a map]"
+    assert order(facts, "which city")[1:] == [3, 1]
+
+
+def test_a_turn_that_asks_ranks_below_one_that_tells():
+    facts = [candidate(2, "Where does the deploy key live?"), candidate(1, "The deploy key lives")]
+    assert order(facts, "deploy key", weight_coverage=0, weight_informative=0) == [1, 2]
+    assert order(
+        facts, "deploy key", weight_coverage=0, weight_informative=0, weight_question=0
+    ) == [
+        2,
+        1,
+    ]
+
+
 def test_min_max_fusion_keeps_each_retriever_s_confidence():
     # By ranks the two are a tie (first in one list, second in the other); by scores
     # the first leads bm25 by far and trails the vectors by a hair.
