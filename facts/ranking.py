@@ -6,7 +6,10 @@ stages. The stages, each a field of ``RecallTuning`` (0 switches a weight off):
 
 - fusion of the full-text and vector retrievers, each score min-max normalised over the
   candidates so that each keeps its confidence ("minmax"); textbook Reciprocal Rank
-  Fusion remains a choice ("rrf");
+  Fusion remains a choice ("rrf"). The vector scores compare a fact with the query less
+  the names of the speakers it asks about: in "What did Caroline research?" the name
+  would make every line that mentions Caroline look alike, and the speaker prior already
+  pulls what she said;
 - soft AND: the share of the query's content words a fact holds, so that facts with more
   of them come first, whatever the retriever said;
 - a window: the query's similarity to the fact together with its session neighbours;
@@ -38,6 +41,8 @@ class RecallTuning:
     LoCoMo conversations (``bench/recall_quality.py --fit``) and checked on two more."""
 
     fusion: str = "minmax"
+    # 1: the vector scores leave out the names of the speakers the query names; 0: not.
+    query_without_speakers: float = 1.0
     fts_candidates: int = 60
     vector_candidates: int = 40
     # bm25 weight of the neighbours' words in a fact's entry (content weighs 1).
@@ -131,6 +136,19 @@ def asks(text: str) -> bool:
     """Whether the statement ends by asking something: its answer, if any, is the next
     turn."""
     return _TRAILING_NOTE.sub("", text).rstrip().endswith("?")
+
+
+def without_names(query: str, speakers: Iterable[str]) -> str:
+    """``query`` less the words that name ``speakers`` (as ``named_speakers`` finds them,
+    with a possessive "'s"); the query as it is when nothing else would be left."""
+    parts = sorted({p for s in speakers for p in words(s) if len(p) >= 3}, key=len, reverse=True)
+    if not parts:
+        return query
+    naming = re.compile(
+        r"\b(?:" + "|".join(map(re.escape, parts)) + ")(?:['\u2019]s)?\\b", re.IGNORECASE
+    )
+    bare = " ".join(naming.sub(" ", query).split())
+    return bare if any(w not in STOPWORDS for w in words(bare)) else query
 
 
 def named_speakers(query: str, speakers: Iterable[str]) -> dict[str, float]:

@@ -22,7 +22,14 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from facts.models import Fact, MemoryConfig, recency_score, use_score
-from facts.ranking import Candidate, RecallTuning, named_moments, rank
+from facts.ranking import (
+    Candidate,
+    RecallTuning,
+    named_moments,
+    named_speakers,
+    rank,
+    without_names,
+)
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.selectors import memory_config_get
 from facts.services.access import fact_touch
@@ -149,9 +156,11 @@ class QueryEmbedding:
     def __init__(self, query: str, config: MemoryConfig, notes: list[str]) -> None:
         self.notes = notes
         self.pending = None
+        self.embedder = None
         if config.embeddings_enabled:
             try:
-                self.pending = embed_soon(embedder_get(config), query)
+                self.embedder = embedder_get(config)
+                self.pending = embed_soon(self.embedder, query)
             except Exception as exc:  # a remote embedder misconfigured, a model file gone
                 self._failed(exc)
 
@@ -169,6 +178,14 @@ class QueryEmbedding:
             return None
         finally:
             self.pending = None
+
+    def of(self, text: str) -> Any:
+        """The vector of another wording of the query, or None if the embedder fails."""
+        try:
+            return self.embedder.embed([text])[0]
+        except Exception as exc:  # as above: the caller keeps the vector it has
+            logger.warning("Embedding a rewording of the query failed: %s", exc)
+            return None
 
 
 def _knn(vector: Any, scope: QuerySet, compiled: Within, k: int) -> list:
@@ -307,7 +324,14 @@ def recall_candidates(
         around.update(_neighbours(extra_rows))
         by_id.update(extra_rows)
         ids |= extra
-    similarity, window = _similarities(vector, ids, around)
+    scoring = vector
+    if vector is not None and tuning.query_without_speakers:
+        named = named_speakers(query, {row[SPEAKER] for row in by_id.values()})
+        bare = without_names(query, named)
+        if bare != query:
+            scoring = embedding.of(bare)
+            scoring = vector if scoring is None else scoring
+    similarity, window = _similarities(scoring, ids, around)
     candidates = [
         Candidate(
             id=fact_id,

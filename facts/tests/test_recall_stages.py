@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from facts.ranking import Candidate, RecallTuning, min_max, rank
+from facts.ranking import Candidate, RecallTuning, min_max, rank, without_names
 from facts.recall import fact_recall
 from facts.search import FACT_FTS
 from facts.services.create import fact_bulk_create
@@ -174,6 +174,43 @@ def test_the_speaker_a_question_names_pulls_what_they_said(owner):
     )
     assert recalled(owner, "What has Melanie been painting?")[0].endswith("portraits on weekends")
     assert recalled(owner, "What has Caroline been painting?")[0].endswith("landscapes on weekends")
+
+
+def test_vector_scores_leave_out_the_name_of_the_speaker_asked_about(owner):
+    chat(
+        owner,
+        "s",
+        [
+            ("Caroline", "I signed up for a ceramics workshop downtown"),
+            ("Caroline", "The weather was lovely this morning"),
+            ("Melanie", "I took an evening class in pottery last spring"),
+        ],
+    )
+
+    def similarity(**tuning) -> dict[str, float]:
+        result = fact_recall(
+            actor=Actor(user=owner),
+            query="What class did Caroline sign up for?",
+            touch=False,
+            tuning=RecallTuning(**tuning),
+        )
+        return {item.content.split()[1]: item.similarity for item in result.items}
+
+    # A statement is embedded with who said it, so her name in the question makes every
+    # line of hers look alike, whatever it says.
+    named = similarity(query_without_speakers=0)
+    assert named["weather"] > named["took"]
+    bare = similarity()
+    assert min(bare["signed"], bare["took"]) > bare["weather"]
+
+
+def test_a_question_less_the_speakers_it_names():
+    assert without_names("What is Caroline's identity?", ["Caroline"]) == "What is identity?"
+    assert without_names("What did Jon tell Gina Lee?", ["Jon", "Gina Lee"]) == "What did tell ?"
+    assert without_names("caroline\u2019s plans for Paris", ["Caroline"]) == "plans for Paris"
+    # Nothing but the name to go by: the question stays as asked.
+    assert without_names("Who is Caroline?", ["Caroline"]) == "Who is Caroline?"
+    assert without_names("Where is Carol?", ["Caroline", "Al"]) == "Where is Carol?"
 
 
 def candidate(i: int, text: str, **values) -> Candidate:
