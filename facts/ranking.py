@@ -6,10 +6,10 @@ stages. The stages, each a field of ``RecallTuning`` (0 switches a weight off):
 
 - fusion of the full-text and vector retrievers, each score min-max normalised over the
   candidates so that each keeps its confidence ("minmax"); textbook Reciprocal Rank
-  Fusion remains a choice ("rrf"). The vector scores compare a fact with the query less
-  the names of the speakers it asks about: in "What did Caroline research?" the name
-  would make every line that mentions Caroline look alike, and the speaker prior already
-  pulls what she said;
+  Fusion remains a choice ("rrf"). The vectors are searched and scored with the query
+  less the names of the speakers it asks about: statements are embedded with who said
+  them, so in "What did Caroline research?" the name would make every line of hers look
+  alike, and the speaker prior already pulls what she said;
 - soft AND: the share of the query's content words a fact holds, so that facts with more
   of them come first, whatever the retriever said;
 - a window: the query's similarity to the fact together with its session neighbours;
@@ -41,7 +41,8 @@ class RecallTuning:
     LoCoMo conversations (``bench/recall_quality.py --fit``) and checked on two more."""
 
     fusion: str = "minmax"
-    # 1: the vector scores leave out the names of the speakers the query names; 0: not.
+    # 1: the vector search and scores leave out the names of the speakers the query
+    # names; 0: they take the query as it is.
     query_without_speakers: float = 1.0
     fts_candidates: int = 60
     vector_candidates: int = 40

@@ -293,6 +293,22 @@ def recall_candidates(
     vector, vec_hits = nearest() if beside is None else beside.result()
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]
     mode = "hybrid" if vector is not None else "keyword"
+    scoring = vector
+    by_id: dict[int, tuple] = {}
+    if vector is not None and tuning.query_without_speakers and (fts_hits or vec_hits):
+        # A question about someone the hits were said by ("What did Caroline research?")
+        # is searched and scored again without the name: statements are embedded with
+        # who said them, so the name makes every line of hers look alike.
+        by_id = _loaded_rows({h.id for h in fts_hits} | {h.id for h in vec_hits})
+        named = named_speakers(query, {row[SPEAKER] for row in by_id.values()})
+        bare = without_names(query, named)
+        if bare != query and (bare_vector := embedding.of(bare)) is not None:
+            scoring = bare_vector
+            vec_hits = [
+                h
+                for h in _knn(bare_vector, scope, compiled, tuning.vector_candidates)
+                if h.similarity >= MIN_VECTOR_SIMILARITY
+            ]
 
     bm25_rank = {h.id: i for i, h in enumerate(fts_hits, start=1)}
     bm25_score = {h.id: h.score for h in fts_hits}
@@ -314,7 +330,8 @@ def recall_candidates(
             scope.filter(when).order_by().values_list("pk", flat=True)[: tuning.dated_candidates]
         )
     # The rows are read first: they tell which facts are in a session.
-    by_id = _loaded_rows(ids)
+    unread = ids - by_id.keys()
+    by_id = {i: by_id[i] for i in ids if i in by_id} | (_loaded_rows(unread) if unread else {})
     around = _neighbours(by_id)
     best = sorted(fused, key=lambda i: -fused[i])[: tuning.neighbour_candidates]
     extra = {n for i in best for n in around.get(i, ()) if n is not None} - ids
@@ -324,13 +341,6 @@ def recall_candidates(
         around.update(_neighbours(extra_rows))
         by_id.update(extra_rows)
         ids |= extra
-    scoring = vector
-    if vector is not None and tuning.query_without_speakers:
-        named = named_speakers(query, {row[SPEAKER] for row in by_id.values()})
-        bare = without_names(query, named)
-        if bare != query:
-            scoring = embedding.of(bare)
-            scoring = vector if scoring is None else scoring
     similarity, window = _similarities(scoring, ids, around)
     candidates = [
         Candidate(

@@ -204,6 +204,22 @@ def test_vector_scores_leave_out_the_name_of_the_speaker_asked_about(owner):
     assert min(bare["signed"], bare["took"]) > bare["weather"]
 
 
+def test_the_nearest_vectors_are_searched_without_the_name_of_the_speaker_asked_about(owner):
+    chat(owner, "monday", [("Caroline", "The weather was lovely this morning")])
+    chat(owner, "tuesday", [("Melanie", "I took an evening class in pottery last spring")])
+
+    def nearest(**tuning) -> list[str]:
+        # The vector search alone, asked for its one best fact.
+        return recalled(
+            owner,
+            "What class did Caroline sign up for?",
+            tuning=RecallTuning(fts_candidates=0, vector_candidates=1, **tuning),
+        )
+
+    assert nearest(query_without_speakers=0) == ["The weather was lovely this morning"]
+    assert nearest() == ["I took an evening class in pottery last spring"]
+
+
 def test_a_question_less_the_speakers_it_names():
     assert without_names("What is Caroline's identity?", ["Caroline"]) == "What is identity?"
     assert without_names("What did Jon tell Gina Lee?", ["Jon", "Gina Lee"]) == "What did tell ?"
