@@ -347,6 +347,13 @@ def bulk_index_build(adding: int) -> Callable[[], None] | None:
     return build
 
 
+def exact_share(hits: list, similarities: np.ndarray, position: dict[int, int], k: int) -> float:
+    """The share of the exact top ``k`` (``similarities``: every fact's, by its place in
+    ``position``) among the first ``k`` hits; a hit as similar as the exact k-th counts."""
+    kth = np.partition(similarities, -k)[-k]
+    return sum(1 for h in hits[:k] if similarities[position[h.id]] >= kth - 1e-5) / k
+
+
 def knn_recall(store: Store, queries: np.ndarray) -> list[list]:
     """How much of the exact top k (brute-force cosine in numpy over the same vectors)
     ``FACT_VECTORS.knn`` returns: for k = 10 asked alone, for the top 10 of the k recall
@@ -362,16 +369,14 @@ def knn_recall(store: Store, queries: np.ndarray) -> list[list]:
     _, vec_k, _, _ = recall_sizes(len(store))
     shares: dict[str, list[float]] = {"10": [], "10 of k": [], "k": []}
 
-    def share(hits: list, similarities: np.ndarray, k: int) -> float:
-        kth = np.partition(similarities, -k)[-k]
-        return sum(1 for h in hits[:k] if similarities[position[h.id]] >= kth - 1e-5) / k
-
     for query in queries:
         similarities = every @ query
-        shares["10"].append(share(FACT_VECTORS.knn(query, k=10, within=scope), similarities, 10))
+        shares["10"].append(
+            exact_share(FACT_VECTORS.knn(query, k=10, within=scope), similarities, position, 10)
+        )
         hits = FACT_VECTORS.knn(query, k=vec_k, within=scope)
-        shares["10 of k"].append(share(hits, similarities, min(10, vec_k)))
-        shares["k"].append(share(hits, similarities, vec_k))
+        shares["10 of k"].append(exact_share(hits, similarities, position, min(10, vec_k)))
+        shares["k"].append(exact_share(hits, similarities, position, vec_k))
     labels = {
         "10": "recall@10 of knn(k=10)",
         "10 of k": f"recall@10 of the top 10 of knn(k={vec_k}), as recall asks",
@@ -382,7 +387,7 @@ def knn_recall(store: Store, queries: np.ndarray) -> list[list]:
 
 def ef_search_rows(store: Store, queries: np.ndarray, values: Sequence[int]) -> list[list]:
     """PostgreSQL only: for each HNSW ef_search, recall@10 of knn(k=10) against the exact
-    top 10 (ties count, as in ``knn_recall``) and the time of the k recall asks for."""
+    top 10 and the time of the k recall asks for."""
     from facts.recall import recall_scope
     from facts.search import FACT_VECTORS
     from memoryhub.search import postgres
@@ -396,13 +401,10 @@ def ef_search_rows(store: Store, queries: np.ndarray, values: Sequence[int]) -> 
     try:
         for value in values:
             postgres.EF_SEARCH = value
-            shares = []
-            for query, similarities in zip(queries, exact, strict=True):
-                kth = np.partition(similarities, -10)[-10]
-                hits = FACT_VECTORS.knn(query, k=10, within=scope)
-                shares.append(
-                    sum(1 for h in hits if similarities[position[h.id]] >= kth - 1e-5) / 10
-                )
+            shares = [
+                exact_share(FACT_VECTORS.knn(query, k=10, within=scope), similarities, position, 10)
+                for query, similarities in zip(queries, exact, strict=True)
+            ]
             t = timed(lambda i: FACT_VECTORS.knn(queries[i], k=vec_k, within=scope), len(queries))
             rows.append([value, float(np.mean(shares)), float(np.min(shares)), t.p50, t.p95])
     finally:

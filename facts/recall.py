@@ -37,6 +37,7 @@ from facts.sessions import neighbours_in_sessions
 from memoryhub.db.durability import commit_unflushed
 from memoryhub.embeddings.configured import embedder_get
 from memoryhub.embeddings.pipeline import embed_soon
+from memoryhub.embeddings.remembered import remembered_vectors
 from memoryhub.errors import InvalidInput
 from memoryhub.search import Within, compile_within, ids_within, rrf
 from memoryhub.search.readahead import search_beside
@@ -182,7 +183,7 @@ class QueryEmbedding:
     def of(self, text: str) -> Any:
         """The vector of another wording of the query, or None if the embedder fails."""
         try:
-            return self.embedder.embed([text])[0]
+            return remembered_vectors(self.embedder, [text])[0]
         except Exception as exc:  # as above: the caller keeps the vector it has
             logger.warning("Embedding a rewording of the query failed: %s", exc)
             return None

@@ -278,9 +278,6 @@ def test_a_fact_next_to_a_strong_hit_takes_a_share_of_its_score():
     assert ranked[2].score > ranked[3].score
 
 
-# --- Fusion and soft AND ----------------------------------------------------------------------
-
-
 def test_the_turn_after_a_question_that_hits_outranks_the_turn_before_it():
     # Both 1 and 3 sit next to the question that matches; only 3 answers it.
     facts = [
@@ -307,13 +304,12 @@ def test_the_turn_after_a_question_that_hits_outranks_the_turn_before_it():
 
 def test_a_turn_that_asks_ranks_below_one_that_tells():
     facts = [candidate(2, "Where does the deploy key live?"), candidate(1, "The deploy key lives")]
-    assert order(facts, "deploy key", weight_coverage=0, weight_informative=0) == [1, 2]
-    assert order(
-        facts, "deploy key", weight_coverage=0, weight_informative=0, weight_question=0
-    ) == [
-        2,
-        1,
-    ]
+    plain = {"weight_coverage": 0, "weight_informative": 0}
+    assert order(facts, "deploy key", **plain) == [1, 2]
+    assert order(facts, "deploy key", **plain, weight_question=0) == [2, 1]
+
+
+# --- Fusion and soft AND ----------------------------------------------------------------------
 
 
 def test_min_max_fusion_keeps_each_retriever_s_confidence():

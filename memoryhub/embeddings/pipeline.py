@@ -12,6 +12,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from .base import Embedder
+from .remembered import remembered_vectors
 
 # Two: concurrent recalls of one web process embed their queries side by side.
 _sentences = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-query")
@@ -20,8 +21,10 @@ _chunks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed-chunk")
 
 
 def embed_soon(embedder: Embedder, text: str) -> Future:
-    """Start embedding one sentence; the future's result is its vector."""
-    return _sentences.submit(lambda: embedder.embed([text])[0])
+    """Start embedding one sentence; the future's result is its vector (read-only, and
+    from memory when the sentence was embedded lately: agents recall with the same
+    words turn after turn)."""
+    return _sentences.submit(lambda: remembered_vectors(embedder, [text])[0])
 
 
 def embed_chunks[T](

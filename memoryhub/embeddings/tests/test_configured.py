@@ -54,3 +54,15 @@ def test_a_repeated_search_is_embedded_once_and_a_failed_one_is_asked_again(serv
     failing["now"] = False
     assert query_vector("is it down") is not None
     assert [r.body["input"][0] for r in server.requests].count("is it down") >= 2
+
+
+def test_a_sentence_embedded_beside_other_work_is_embedded_once(serve) -> None:
+    from memoryhub.embeddings.factory import get_embedder
+    from memoryhub.embeddings.pipeline import embed_soon
+
+    server = serve(lambda request, count: openai_reply(request))
+    embedder = get_embedder(provider="openai", url=server.url, model="kept-2")
+    first = embed_soon(embedder, "what did the team ship in May").result()
+    again = embed_soon(embedder, "what did the team ship in May").result()
+    assert [r.body["input"] for r in server.requests] == [["what did the team ship in May"]]
+    assert again is first and not again.flags.writeable
