@@ -280,13 +280,6 @@ class WorkerProcess:
             time.sleep(0.2)
         raise RuntimeError(f"worker not ready after {timeout}s:\n{self.output()}")
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(timeout=20)
-        self.kill()
-
 
 def worker_env(
     *, data_dir: Path, redis_url: str = "", extra: dict[str, str] | None = None
@@ -345,8 +338,10 @@ def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
         return worker
 
     yield start
+    # The test is over: no warm shutdown to wait for (seconds a worker, on a prefork
+    # pool or the filesystem queue), the worker and its pool just go.
     for worker in started:
-        worker.stop()
+        worker.kill()
 
 
 # --- Real web servers ---------------------------------------------------------------------
