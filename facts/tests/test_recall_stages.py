@@ -11,6 +11,7 @@ from facts.search import FACT_FTS
 from facts.services.create import fact_bulk_create
 from facts.services.forgetting import facts_forget
 from facts.services.update import fact_update
+from facts.sessions import neighbours_in_sessions
 from memoryhub.errors import InvalidInput
 from teams.services import Actor
 
@@ -151,6 +152,23 @@ def test_a_fact_deleted_from_the_middle_joins_its_neighbours(owner, owner_client
     )
     assert owner_client.delete(f"/api/memories/{middle.pk}").status_code == 204
     assert entry(first)[2] == "Charlie line three" and entry(last)[2] == "Alpha line one"
+
+
+def test_the_neighbours_of_any_number_of_facts_are_read_at_once(owner):
+    turns = chat(
+        owner, "long", [("A" if i % 2 else "B", f"Turn number {i} of the day") for i in range(140)]
+    )
+    other = chat(owner, "short", [("A", "Only line of its session")])[0]
+    ids = [f.pk for f in turns]
+    expected = {
+        pk: (ids[i - 1] if i else None, ids[i + 1] if i + 1 < len(ids) else None)
+        for i, pk in enumerate(ids)
+    }
+    # One, a few (padded to the statement sizes), all, a lone fact (none).
+    for wanted in ([ids[5]], ids[:20], ids, [other.pk, *ids[70:]]):
+        found = neighbours_in_sessions(wanted)
+        assert found == {pk: expected[pk] for pk in wanted if pk in expected}
+    assert len(neighbours_in_sessions(ids)) == 140
 
 
 def test_facts_of_two_speakers_saying_the_same_never_merge(owner):
