@@ -293,9 +293,7 @@ def raw_knn(vector: np.ndarray, k: int, *, bits: bool = False) -> list:
 
     if connection.vendor == "postgresql":  # the HNSW index, as the search core sets it
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT set_config('hnsw.ef_search', %s, false)", [str(max(pg.EF_SEARCH, k))]
-            )
+            cursor.execute(*pg.vector_search_settings(FACT_VECTORS, k))
             cursor.execute(
                 f"SELECT id FROM {FACT_VECTORS.table} ORDER BY embedding <=> %s::vector LIMIT %s",
                 [pg.vector_literal(vector), k],
@@ -430,10 +428,10 @@ def ef_search_rows(store: Store, queries: np.ndarray, values: Sequence[int]) -> 
     every = store.fact_vectors(0, len(store))
     exact = [every @ query for query in queries]
     _, vec_k, _, _ = recall_sizes(len(store))
-    kept, rows = postgres.EF_SEARCH, []
+    kept, rows = (postgres.EF_SEARCH, postgres.EF_SEARCH_GROWTH), []
     try:
         for value in values:
-            postgres.EF_SEARCH = value
+            postgres.EF_SEARCH, postgres.EF_SEARCH_GROWTH = value, 0
             shares = [
                 exact_share(FACT_VECTORS.knn(query, k=10, within=scope), similarities, position, 10)
                 for query, similarities in zip(queries, exact, strict=True)
@@ -441,7 +439,7 @@ def ef_search_rows(store: Store, queries: np.ndarray, values: Sequence[int]) -> 
             t = timed(lambda i: FACT_VECTORS.knn(queries[i], k=vec_k, within=scope), len(queries))
             rows.append([value, float(np.mean(shares)), float(np.min(shares)), t.p50, t.p95])
     finally:
-        postgres.EF_SEARCH = kept
+        postgres.EF_SEARCH, postgres.EF_SEARCH_GROWTH = kept
     return rows
 
 
