@@ -59,7 +59,7 @@ def test_a_larger_table_is_searched_with_a_longer_candidate_list(vectors_table, 
     # Up to EF_SEARCH_ROWS rows the list is EF_SEARCH long, or as long as the rows asked.
     assert ef_search_after_knn(matrix[0], k=10) == pg.EF_SEARCH
     assert ef_search_after_knn(matrix[0], k=150) == 150
-    # Past it, the list grows with the table: four times the rows, 4 ** 0.75 the list.
+    # Past it, the list grows with the table: four times the rows, 4 ** growth the list.
     monkeypatch.setattr(pg, "EF_SEARCH_ROWS", 100)
     assert ef_search_after_knn(matrix[0], k=10) == round(pg.EF_SEARCH * 4**pg.EF_SEARCH_GROWTH)
     # Never past pgvector's limit.

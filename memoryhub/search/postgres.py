@@ -40,12 +40,13 @@ PLAIN_CONFIG = "memoryhub_simple"
 WEIGHT_CLASSES = "ABCD"
 # Nodes an HNSW search keeps in its candidate list; more find more of the true nearest
 # rows, for more time. EF_SEARCH up to EF_SEARCH_ROWS rows in the table, then growing as
-# (rows / EF_SEARCH_ROWS) ** EF_SEARCH_GROWTH (about 560 at a million rows, where 100
-# finds 0.85 of the exact ten nearest and 560 about 0.95), up to pgvector's 1000; never
-# fewer than the rows asked for. The rows are the planner's estimate (pg_class).
+# (rows / EF_SEARCH_ROWS) ** EF_SEARCH_GROWTH: about 150 at 100k rows and 570 at a
+# million, where 100 finds 0.85 of the exact ten nearest and 570 about 0.96. Never more
+# than pgvector's 1000, never fewer than the rows asked for. The rows are the planner's
+# estimate (pg_class), read in the statement that sets the search.
 EF_SEARCH = 100
-EF_SEARCH_ROWS = 100_000
-EF_SEARCH_GROWTH = 0.75
+EF_SEARCH_ROWS = 50_000
+EF_SEARCH_GROWTH = 0.58
 # The HNSW graph a vector index is built with: neighbours per node and the candidate
 # list while inserting. Twice pgvector's defaults (16, 64): at a million rows the graph
 # finds 0.85 of the exact ten nearest at ef_search 100 instead of 0.79, for a build 1.6
