@@ -4,6 +4,7 @@ chat-model client against a local protocol server; the review queue."""
 import pytest
 
 from facts.models import Fact, MemoryConfig, MemoryReview
+from facts.services.extraction import EXTRACT_INLINE_CHARS
 from memoryhub.llm.tests.conftest import Reply, completion, serve  # noqa: F401
 from memoryhub.models import Job
 
@@ -135,8 +136,11 @@ def test_a_chat_model_answering_garbage_writes_nothing_and_is_recorded(alice, se
 
 
 def test_a_long_conversation_is_extracted_by_a_job(alice, owner):
-    long = [{"role": "user", "content": f"I prefer green tea in meeting {n}, honestly."}
-            for n in range(400)]  # fmt: skip
+    line = "I prefer green tea in meeting {}, honestly."
+    # Just past what is extracted while the request waits.
+    long = [{"role": "user", "content": line.format(n)}
+            for n in range(EXTRACT_INLINE_CHARS // len(line) + 1)]  # fmt: skip
+    assert sum(len(m["content"]) for m in long) > EXTRACT_INLINE_CHARS
     response = post(alice, "/api/memories/extract", {"messages": long})
     assert response.status_code == 202
     job = alice.get(f"/api/jobs/{response.json()['job']}").json()
