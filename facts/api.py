@@ -47,6 +47,7 @@ from memoryhub.errors import InvalidInput
 from memoryhub.forget import memory_forget
 from memoryhub.paging import next_page_url, page_window_check
 from memoryhub.recall import role_block, token_role_recall
+from memoryhub.refs import RowId
 from teams.auth import read_auth, write_auth
 from teams.services import Actor, audit_log
 
@@ -235,7 +236,7 @@ class ReviewEditIn(Schema):
 
 
 class ReviewIdsIn(Schema):
-    ids: list[int] = Field(min_length=1, max_length=500)
+    ids: list[RowId] = Field(min_length=1, max_length=500)
 
 
 @router.get("/memories/reviews", response=ReviewListOut, auth=read_auth)

@@ -15,6 +15,7 @@ from facts.models import Category
 from facts.recall import fact_recall
 from facts.services.create import fact_create
 from memoryhub.recall import role_block, token_role_recall
+from memoryhub.refs import RowId
 from memoryhub.toolkit import ToolAnswer, tool
 from teams.services import Actor
 
@@ -107,7 +108,7 @@ def memory_write(actor: Actor, args: MemoryWriteArguments) -> ToolAnswer:
 
 
 class MemoryGetArguments(BaseModel):
-    ids: list[int] = Field(min_length=1, max_length=50, description="Memory ids")
+    ids: list[RowId] = Field(min_length=1, max_length=50, description="Memory ids")
 
 
 class MemoryGetAnswer(BaseModel):

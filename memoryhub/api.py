@@ -21,6 +21,7 @@ from memoryhub.imports import (
 from memoryhub.jobs import job_get_visible
 from memoryhub.llm import ChatModelError, ChatModelOutputError
 from memoryhub.recall import DEFAULT_LIMIT, tiered_recall
+from memoryhub.refs import RowId
 from memoryhub.tools import (
     tool_call,
     tool_describe,
@@ -148,7 +149,7 @@ def job(request: HttpRequest, job_id: int) -> dict:
 class ForgetIn(Schema):
     topic: str = Field(description="What to forget, in words: matched by words and meaning")
     dry_run: bool = Field(False, description="Only preview the matches")
-    ids: list[int] | None = Field(
+    ids: list[RowId] | None = Field(
         None, description="The facts to forget, chosen from the preview (default: all of it)"
     )
 

@@ -1,8 +1,14 @@
 """References that name a row by its id or by its name, as API callers and forms send
 them ("7" or "platform" for a team)."""
 
+from typing import Annotated
+
+from pydantic import Field
+
 # The largest id a database column holds; a longer run of digits names nothing.
 MAX_ID = 2**63 - 1
+# A row's id in a request body: a number no column could hold is refused as bad input.
+RowId = Annotated[int, Field(ge=1, le=MAX_ID)]
 
 
 def shortened(text: str, limit: int = 60) -> str:

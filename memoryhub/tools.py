@@ -17,7 +17,7 @@ from memoryhub.errors import ApplicationError, InvalidInput, NotFound
 from memoryhub.forget import MAX_FORGET_IDS, memory_forget_preview
 from memoryhub.forget import memory_forget as forget_topic
 from memoryhub.llm import ChatModelError
-from memoryhub.refs import shortened
+from memoryhub.refs import RowId, shortened
 from memoryhub.toolkit import Tool, ToolAnswer, tool
 from teams.services import Actor, audit_log
 
@@ -38,7 +38,7 @@ SNIPPET = 160  # characters of a statement in a compact answer
 class MemoryForgetArguments(BaseModel):
     topic: str = Field(description="What to forget, in words: matched by words and meaning")
     dry_run: bool = Field(True, description="Only list what would go (the default)")
-    ids: list[int] | None = Field(
+    ids: list[RowId] | None = Field(
         None,
         max_length=MAX_FORGET_IDS,
         description="With dry_run false: the memory ids to forget, chosen from the preview",

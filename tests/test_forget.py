@@ -179,6 +179,10 @@ def test_bad_input_is_refused_and_changes_nothing(alice, world, outsider, agent_
     refused = post(stranger, "/api/forget", {"topic": "salary", "ids": [world["salary"].pk]})
     assert refused.status_code == 403
     assert post(stranger, "/api/forget", {"topic": "salary", "dry_run": True}).json()["count"] == 0
+    # Ids no database column can hold, beside one that exists: refused whole.
+    for odd in (-(2**64), 2**63, 0, -3):
+        odd_ids = post(alice, "/api/forget", {"topic": "salary", "ids": [world["salary"].pk, odd]})
+        assert odd_ids.status_code == 422 and "ids" in str(odd_ids.json()["detail"])
     assert Fact.objects.filter(pk=world["salary"].pk, status=Status.ACTIVE).exists()
 
 

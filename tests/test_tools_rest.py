@@ -213,6 +213,12 @@ def test_huge_and_odd_arguments_never_fail_the_server(owner, make_token):
         ("codegraph_query", {"query": "a" * 100_000, "callers": True}),
     ]:
         assert call(client, name, arguments).status_code < 500
+    # Ids no database column holds are refused as bad input.
+    for name, arguments in [
+        ("memory_get", {"ids": [1, 2**64]}),
+        ("memory_forget", {"topic": "x", "dry_run": False, "ids": [-(2**63) - 1]}),
+    ]:
+        assert call(client, name, arguments).status_code == 400
 
 
 def test_every_call_is_audited_with_its_size_and_outcome_never_its_content(owner, make_token):

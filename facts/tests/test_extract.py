@@ -96,6 +96,8 @@ def test_with_review_required_proposals_wait_and_can_be_edited_rejected_or_appro
     assert alice.get("/api/memories/reviews").json()["count"] == 0
     again = post(alice, f"/api/memories/reviews/{preference['id']}/approve", {})
     assert again.status_code == 409
+    for path in ("/api/memories/reviews/approve", "/api/memories/reviews/reject"):
+        assert post(alice, path, {"ids": [2**64]}).status_code == 422  # no column holds it
 
 
 def test_reviews_are_their_owners_alone(alice, owner, teammate, outsider, agent_client):
