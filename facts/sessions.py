@@ -14,21 +14,18 @@ exists re-indexes the facts whose neighbours change (``facts_index``,
 (``session_neighbours``).
 """
 
-import functools
 from collections.abc import Iterable, Sequence
 
-from django.db import connection
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from facts.models import Fact, Status
 from facts.search import FACT_FTS, fts_values
+from memoryhub.db.bulk import queryset_rows_by_ids
 from teams.models import Visibility
 
 # How much of each neighbour goes into a fact's entry.
 CONTEXT_CHARS = 600
 CHUNK = 500
-# The sizes the neighbour statement is compiled for (a list of ids is padded to one).
-STATEMENT_SIZES = (16, 64, 128, 256, CHUNK)
 
 
 def _same_session() -> QuerySet:
@@ -86,42 +83,17 @@ def neighbours_in_sessions(ids: Iterable[int]) -> dict[int, tuple[int | None, in
     """``session_neighbours`` of facts the caller knows to be in a session (it has read
     their rows), without the query that finds which are."""
     ids = list(dict.fromkeys(int(i) for i in ids))
-    found: dict[int, tuple[int | None, int | None]] = {}
-    for start in range(0, len(ids), CHUNK):
-        chunk = ids[start : start + CHUNK]
-        size = next(s for s in STATEMENT_SIZES if s >= len(chunk))
-        sql, params, slots = _neighbour_statement(connection.alias, connection.vendor, size)
-        params = list(params)
-        # Padded with the last id: a repeated id in the list finds its row once.
-        for slot, fact_id in zip(slots, chunk + chunk[-1:] * (size - len(chunk)), strict=True):
-            params[slot] = fact_id
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-        for fact_id, before, after in rows:
-            if before is not None or after is not None:
-                found[fact_id] = (before, after)
-    return found
+    return {
+        fact_id: (before, after)
+        for fact_id, before, after in queryset_rows_by_ids(_with_neighbours, ids)
+        if before is not None or after is not None
+    }
 
 
-@functools.lru_cache(maxsize=len(STATEMENT_SIZES) * 2)
-def _neighbour_statement(alias: str, vendor: str, size: int) -> tuple[str, tuple, list[int]]:
-    """The statement that finds the neighbours of ``size`` facts, compiled once per
-    database (building the two correlated subqueries costs more than running them),
-    with the places of the ids among its parameters."""
-    sentinels = [-1 - i for i in range(size)]
+def _with_neighbours() -> QuerySet:
+    """Every fact's id with its previous and next neighbour's."""
     previous, following = _neighbour_subqueries()
-    rows = (
-        Fact.objects.using(alias)
-        .filter(pk__in=sentinels)
-        .order_by()
-        .values_list("pk", Subquery(previous), Subquery(following))
-    )
-    sql, params = rows.query.get_compiler(alias).as_sql()
-    slots = [i for i, value in enumerate(params) if isinstance(value, int) and value < 0]
-    if [params[i] for i in slots] != sentinels:
-        raise RuntimeError("the neighbour statement's parameters are not the ids alone")
-    return sql, tuple(params), slots
+    return Fact.objects.order_by().values_list("pk", Subquery(previous), Subquery(following))
 
 
 def neighbours_of(ids: Iterable[int]) -> set[int]:

@@ -5,7 +5,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memoryhub.db.bulk import MAX_PARAMS, insert_returning_ids, insert_rows, update_rows
+from memoryhub.db.bulk import (
+    IDS_PER_SELECT,
+    MAX_PARAMS,
+    insert_returning_ids,
+    insert_rows,
+    queryset_rows_by_ids,
+    update_rows,
+)
 from teams.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -81,3 +88,28 @@ def test_a_table_outgrowing_its_statistics_is_analyzed_before_the_next_bulk_writ
         cursor.execute("SELECT 1")
     analyze_when_grown(table)
     assert before < 100 and planned_rows() >= 3000
+
+
+BUILT: list[int] = []
+
+
+def _events_with_a_subquery():
+    from django.db.models import OuterRef, Subquery
+
+    BUILT.append(1)
+    later = AuditEvent.objects.filter(pk__gt=OuterRef("pk"), action="x.test").order_by("pk")
+    return AuditEvent.objects.order_by().values_list("pk", Subquery(later.values("pk")[:1]))
+
+
+def test_a_queryset_is_compiled_once_then_read_by_ids_in_chunks():
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    rows = [("x.test", "thing", str(i), {}, when, "") for i in range(IDS_PER_SELECT + 20)]
+    ids = insert_returning_ids(AuditEvent, FIELDS, rows)
+    expected = {pk: (ids[i + 1] if i + 1 < len(ids) else None) for i, pk in enumerate(ids)}
+    BUILT.clear()
+    for asked in (ids, ids[:3], [ids[-1], 0]):  # more than a statement holds, a few, absent
+        found = dict(queryset_rows_by_ids(_events_with_a_subquery, asked))
+        assert found == {pk: expected[pk] for pk in asked if pk in expected}
+    assert len(BUILT) <= 1  # built and compiled once per process and database
+    with pytest.raises(ValueError):
+        queryset_rows_by_ids(lambda: AuditEvent.objects.filter(action="x"), ids)

@@ -197,11 +197,17 @@ IDS_PER_SELECT = 500
 
 
 def rows_by_ids(
-    select: str, key: str, ids: Iterable[int], *, also: str = "", params: Sequence[object] = ()
+    select: str,
+    key: str,
+    ids: Iterable[int],
+    *,
+    also: str = "",
+    params: Sequence[object] = (),
+    select_params: Sequence[object] = (),
 ) -> list[tuple]:
-    """What ``select`` (a SELECT ... FROM ... without WHERE) returns for the rows whose
-    ``key`` is one of ``ids``, IDS_PER_SELECT ids a statement. ``also`` adds conditions,
-    with their ``params``."""
+    """What ``select`` (a SELECT ... FROM ... without WHERE, with ``select_params``)
+    returns for the rows whose ``key`` is one of ``ids``, IDS_PER_SELECT ids a
+    statement. ``also`` adds conditions, with their ``params``."""
     ids = [int(i) for i in ids]
     extra = f" AND {also}" if also else ""
     found: list[tuple] = []
@@ -209,12 +215,42 @@ def rows_by_ids(
         for start in range(0, len(ids), IDS_PER_SELECT):
             chunk = ids[start : start + IDS_PER_SELECT]
             if connection.vendor == "postgresql":
-                cursor.execute(f"{select} WHERE {key} = ANY(%s::bigint[]){extra}", [chunk, *params])
+                cursor.execute(
+                    f"{select} WHERE {key} = ANY(%s::bigint[]){extra}",
+                    [*select_params, chunk, *params],
+                )
             else:
                 marks = ", ".join(["%s"] * len(chunk))
-                cursor.execute(f"{select} WHERE {key} IN ({marks}){extra}", [*chunk, *params])
+                cursor.execute(
+                    f"{select} WHERE {key} IN ({marks}){extra}",
+                    [*select_params, *chunk, *params],
+                )
             found.extend(cursor.fetchall())
     return found
+
+
+def queryset_rows_by_ids(build: Callable[[], models.QuerySet], ids: Iterable[int]) -> list[tuple]:
+    """``rows_by_ids`` for the rows of the queryset ``build`` returns (unfiltered,
+    unordered; its model's primary key is the key), compiled once per process and
+    database: a queryset of correlated subqueries costs more to build and compile than
+    to run."""
+    sql, select_params, key = _compiled_select(build, connection.alias, connection.vendor)
+    return rows_by_ids(sql, key, ids, select_params=select_params)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_select(
+    build: Callable[[], models.QuerySet], alias: str, vendor: str
+) -> tuple[str, tuple, str]:
+    query = build().using(alias).query
+    if query.where or query.order_by:
+        raise ValueError("queryset_rows_by_ids takes a queryset without filters or order")
+    compiler = query.get_compiler(alias)
+    sql, params = compiler.as_sql()
+    meta = query.model._meta
+    quote = compiler.quote_name_unless_alias
+    key = f"{quote(meta.db_table)}.{quote(meta.pk.column)}"
+    return sql, tuple(params), key
 
 
 # A table is analyzed after a bulk write once this many rows, plus this share of the
