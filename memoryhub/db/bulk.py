@@ -248,7 +248,7 @@ def _compiled_select(
     compiler = query.get_compiler(alias)
     sql, params = compiler.as_sql()
     meta = query.model._meta
-    quote = compiler.quote_name_unless_alias
+    quote = compiler.quote_name
     key = f"{quote(meta.db_table)}.{quote(meta.pk.column)}"
     return sql, tuple(params), key
 
