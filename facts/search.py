@@ -13,12 +13,12 @@ FACT_FTS = FtsIndex(
 )
 FACT_VECTORS = VectorIndex(table="facts_fact_vec", dim=384)
 # Near-duplicate keys of active facts (``facts.dedupe``): ``FactKey`` rows on SQLite,
-# ``FactKeyList`` arrays on PostgreSQL (see migration 0020).
+# ``FactKeyList`` arrays on PostgreSQL (see migrations 0020 and 0021).
 FACT_KEYS = KeyIndex(
     rows_table="facts_factkey",
     lists_table="facts_factkeylist",
     owner_column="fact_id",
-    sharing_function="facts_keys_sharing",
+    matching_function="facts_keys_matching",
 )
 
 

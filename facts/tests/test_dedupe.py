@@ -346,11 +346,13 @@ def test_key_lookups_count_each_lookups_shared_keys_through_the_index(owner, rem
     assert FACT_KEYS.sharing(lookups, 16) == [[(fact.pk, len(keys))], [], [(fact.pk, 1)]]
     assert other.pk not in {i for found in FACT_KEYS.sharing(lookups, 16) for i, _ in found}
     with connection.cursor() as cursor:
-        cursor.execute("SELECT prosrc, proconfig FROM pg_proc WHERE proname = 'facts_keys_sharing'")
-        _, config = cursor.fetchone()
+        cursor.execute("SELECT proconfig FROM pg_proc WHERE proname = 'facts_keys_matching'")
+        (config,) = cursor.fetchone()
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(
-            "EXPLAIN SELECT fact_id FROM facts_factkeylist WHERE keys && %s::bigint[]", [keys]
+            "EXPLAIN SELECT q.n, l.fact_id FROM unnest(%s::int[], %s::bigint[]) AS q(n, key) "
+            "JOIN facts_factkeylist l ON l.keys @> ARRAY[q.key]",
+            [[0] * len(keys), keys],
         )
         plan = " ".join(row[0] for row in cursor.fetchall())
     assert config == ["enable_seqscan=off"] and "factkeylist_keys" in plan

@@ -6,9 +6,10 @@ SQLite keeps a row per (key, owner) in ``rows_table``, found through a covering
 ``lists_table``, found through a GIN index on it: a row per key there wrote most of a
 bulk load's write-ahead log. The app's migration makes both tables, the GIN index
 (``fastupdate = off``: lookups run before every write and would scan a pending list each
-time) and ``sharing_function``, which returns the (owner, keys) rows holding any of the
-keys asked through that index whatever the planner estimates (it has no statistics for
-keys that occur once, and its guess made a scan of the whole table look cheaper).
+time) and ``matching_function``, which takes lookups as (lookup number, key) pairs and
+returns a (lookup number, owner) row for every owner holding the key: one probe of that
+index per key, whatever the planner estimates (it has no statistics for keys that occur
+once, and its guess made a scan of the whole table look cheaper).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from memoryhub.db.bulk import insert_values, rows_by_ids
+from memoryhub.db.bulk import binary_cursor, insert_values, rows_by_ids
 
 # Owners per statement when keys are written or removed.
 CHUNK = 2000
@@ -34,7 +35,7 @@ class KeyIndex:
     rows_table: str  # SQLite: (key, <owner_column>) rows
     lists_table: str  # PostgreSQL: (<owner_column>, keys bigint[]) rows
     owner_column: str
-    sharing_function: str
+    matching_function: str
 
     @property
     def table(self) -> str:
@@ -52,13 +53,13 @@ class KeyIndex:
             insert_values(self.rows_table, f"key, {owner}", keyed)
             return
         # Each list as text, parsed by the server: arrays of arrays must be rectangular.
-        with connection.cursor() as cursor:
+        with binary_cursor() as cursor:
             for start in range(0, len(rows), CHUNK):
                 chunk = rows[start : start + CHUNK]
                 cursor.execute(
                     f"INSERT INTO {self.lists_table} ({owner}, keys) "
                     "SELECT o, string_to_array(k, ',')::bigint[] "
-                    "FROM unnest(%s::bigint[], %s::text[]) AS u(o, k)",
+                    "FROM unnest(%b::bigint[], %b::text[]) AS u(o, k)",
                     [[i for i, _ in chunk], [",".join(map(str, keys)) for _, keys in chunk]],
                 )
 
@@ -110,19 +111,12 @@ class KeyIndex:
                 # Counted and cut by the server, which sends back only what is kept.
                 cursor.execute(
                     "SELECT n, owner, shared FROM ("
-                    " SELECT q.n, l.owner, count(*) AS shared, row_number() OVER ("
-                    "  PARTITION BY q.n ORDER BY count(*) DESC, l.owner DESC) AS place"
-                    f" FROM {self.sharing_function}(%s::bigint[]) AS l(owner, keys)"
-                    " CROSS JOIN LATERAL unnest(l.keys) AS k(key)"
-                    " JOIN unnest(%s::int[], %s::bigint[]) AS q(n, key) ON q.key = k.key"
-                    " GROUP BY q.n, l.owner) AS ranked "
+                    " SELECT m.n, m.owner, count(*) AS shared, row_number() OVER ("
+                    "  PARTITION BY m.n ORDER BY count(*) DESC, m.owner DESC) AS place"
+                    f" FROM {self.matching_function}(%s::int[], %s::bigint[]) AS m(n, owner)"
+                    " GROUP BY m.n, m.owner) AS ranked "
                     "WHERE place <= %s ORDER BY n, place",
-                    [
-                        list({key for _, key in pairs}),
-                        [n for n, _ in pairs],
-                        [key for _, key in pairs],
-                        best,
-                    ],
+                    [[n for n, _ in pairs], [key for _, key in pairs], best],
                 )
                 for n, owner_id, shared in cursor.fetchall():
                     found[n].append((owner_id, shared))
