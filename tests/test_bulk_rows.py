@@ -35,6 +35,48 @@ def test_insert_rows_returns_ids_in_order_across_statements():
         assert (event.target_id, event.details, event.created_at) == (row[2], row[3], row[4])
 
 
+ODD = ["it's", 'say "hi"', "{a,b}", "back\\slash", "NULL", "", "line\nbreak", "ünï 🧠", "a,b"]
+
+
+def test_bulk_inserts_store_every_character_of_text_and_json_as_written():
+    when = datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
+    rows = [(v, "", str(i), {"v": v, "n": None}, when, v) for i, v in enumerate(ODD)]
+    ids = insert_returning_ids(AuditEvent, FIELDS, rows)
+    insert_rows(AuditEvent, FIELDS, rows)
+    stored = AuditEvent.objects.in_bulk(ids)
+    for pk, (action, _, _, details, created_at, label) in zip(ids, rows, strict=True):
+        event = stored[pk]
+        assert (event.action, event.details, event.created_at, event.actor_label) == (
+            action,
+            details,
+            created_at,
+            label,
+        )
+    assert AuditEvent.objects.filter(action__in=ODD).count() == 2 * len(ODD)
+
+
+@pytest.mark.parametrize("pipeline", [False, True])
+def test_a_bulk_insert_breaking_a_constraint_raises_djangos_error_and_writes_nothing(pipeline):
+    from contextlib import nullcontext
+
+    from django.db import IntegrityError, transaction
+
+    from memoryhub.db.bulk import pipelined
+
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    rows = [("x.bad", "", "1", {}, when, ""), (None, "", "2", {}, when, "")]  # action: NOT NULL
+    # Inside the test's transaction, as a service called by another would be.
+    with (
+        pytest.raises(IntegrityError),
+        transaction.atomic(),
+        pipelined() if pipeline else nullcontext(),
+    ):
+        insert_rows(AuditEvent, FIELDS, rows)
+        insert_rows(AuditEvent, FIELDS, [("x.after", "", "3", {}, when, "")])
+    # The failed block was rolled back and the surrounding transaction goes on.
+    assert not AuditEvent.objects.filter(target_id__in=["1", "2", "3"]).exists()
+
+
 def test_update_rows_sets_fields_by_primary_key():
     when = datetime(2026, 1, 2, tzinfo=UTC)
     ids = insert_returning_ids(

@@ -360,7 +360,7 @@ def fact_bulk_create(*, actor: Actor, items: list[dict[str, Any]]) -> list[Write
     fact_statistics_follow()
     # On PostgreSQL the new rows' writes stream to the server while the next items are
     # checked: their ids are reserved up front, so no insert is waited for.
-    with pipelined(), transaction.atomic():
+    with transaction.atomic(), pipelined():
         # Near-duplicates are looked for among this owner's facts: one writer at a time.
         writes_serialise("facts", actor.user.pk)
         ids = reserve_ids(Fact, len(cleaned))

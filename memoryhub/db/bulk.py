@@ -76,6 +76,37 @@ ROWS_PER_INSERT = 50
 INSERT_LENGTHS = (10, 1)
 
 
+class BinaryCursor:
+    """A psycopg cursor that sends parameters apart from the statement (``binary_cursor``)."""
+
+    def __init__(self, cursor) -> None:
+        self._cursor = cursor
+
+    def execute(self, sql: str, params: Sequence[object]) -> None:
+        # Not prepared: a named statement would not survive a transaction-pooling
+        # PgBouncer between the web processes and the server.
+        self._cursor.execute(sql, params, prepare=False)
+
+    def fetchall(self) -> list[tuple]:
+        return self._cursor.fetchall()
+
+
+@contextlib.contextmanager
+def binary_cursor(db=None) -> Iterator[BinaryCursor]:
+    """PostgreSQL: a cursor on the connection of ``db`` (default: this thread's) that
+    sends its parameters apart from the statement, those written ``%b`` in binary.
+    Django's cursor quotes every parameter into the statement's text, in Python, value by
+    value: for the columns of a bulk write that cost this process more than the server's
+    work (4.1 against 1.4 ms for 100 facts), and the server parses the text back.
+    Errors are raised as Django's; the statements are not in Django's query log."""
+    import psycopg
+
+    db = db or connection
+    db.ensure_connection()
+    with db.wrap_database_errors, psycopg.Cursor(db.connection) as cursor:
+        yield BinaryCursor(cursor)
+
+
 # Rows per statement of an unnest insert (PostgreSQL).
 ROWS_PER_UNNEST = 5_000
 
@@ -92,7 +123,7 @@ def _unnest_insert(
     Django's own bulk insert relies on)."""
     # The element type without its size: a value too long fails on the column itself.
     types = [model._meta.get_field(name).db_type(connection).split("(")[0] for name in fields]
-    arrays = ", ".join(f"%s::{kind}[]" for kind in types)
+    arrays = ", ".join(f"%b::{kind}[]" for kind in types)
     sql = (
         f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} "
         f"({_columns(model, fields)}) SELECT * FROM unnest({arrays})"
@@ -100,7 +131,7 @@ def _unnest_insert(
     if returning:
         sql += f" RETURNING {connection.ops.quote_name(model._meta.pk.column)}"
     ids: list[int] = []
-    with connection.cursor() as cursor:
+    with binary_cursor() as cursor:
         for start in range(0, len(values), ROWS_PER_UNNEST):
             chunk = values[start : start + ROWS_PER_UNNEST]
             cursor.execute(sql, [list(column) for column in zip(*chunk, strict=True)])
@@ -284,13 +315,16 @@ def pipelined() -> Iterator[None]:
     """PostgreSQL: send the block's statements without waiting for each one's answer,
     so that the server works through the writes while this process prepares the next
     ones. A statement whose rows are read waits for those sent before it; an error is
-    raised at the next such wait (or at the commit), and the transaction fails as a
-    whole, as it would have. Elsewhere nothing changes."""
+    raised, as Django's, at the next such wait or at the end of the block at the latest.
+    Open it inside the transaction (``with transaction.atomic(), pipelined():``): a
+    savepoint released in a pipeline does not wait for its answer either, so a block
+    around a nested transaction would raise its error after that transaction had been
+    left as if it succeeded. Elsewhere nothing changes."""
     if connection.vendor != "postgresql":
         yield
         return
     connection.ensure_connection()
-    with connection.connection.pipeline():
+    with connection.wrap_database_errors, connection.connection.pipeline():
         yield
 
 

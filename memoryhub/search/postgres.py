@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from django.db import connection
 
+from memoryhub.db.bulk import binary_cursor
 from memoryhub.search.remembered import MISSING, Remembered
 
 if TYPE_CHECKING:
@@ -365,18 +366,18 @@ def fts_doc_count_sql(index: FtsIndex) -> str:
 
 
 def fts_upsert(index: FtsIndex, rows: Sequence[tuple[int, Sequence[str]]], *, cursor=None) -> None:
-    """Index (or re-index) ``(id, (column values...))`` rows, on ``cursor`` (default: a
-    cursor of this thread's connection). One statement: a column of values per array,
-    unnested into rows (a row listed twice keeps its last values)."""
+    """Index (or re-index) ``(id, (column values...))`` rows, on the connection of
+    ``cursor`` (default: this thread's). One statement: a column of values per array,
+    sent in binary and unnested into rows (a row listed twice keeps its last values)."""
     latest = {row_id: values for row_id, values in rows}
     if not latest:
         return
     columns = ", ".join(("id", *index.columns))
-    arrays = ", ".join(["%s::bigint[]", *["%s::text[]"] * len(index.columns)])
+    arrays = ", ".join(["%b::bigint[]", *["%b::text[]"] * len(index.columns)])
     updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in index.columns)
     ids = list(latest)
     values = [list(column) for column in zip(*latest.values(), strict=True)]
-    with _cursor(cursor) as out:
+    with binary_cursor(cursor.db if cursor is not None else None) as out:
         for start in range(0, len(ids), UPSERT_ROWS):
             out.execute(
                 f"INSERT INTO {index.table} ({columns}) SELECT * FROM unnest({arrays}) "
