@@ -348,7 +348,7 @@ class DuplicateFinder:
         self._pending: dict[int, list[object]] = defaultdict(list)
         # Current signature per fact seen (None: stored but not active).
         self._current: dict[object, Signature | None] = {}
-        self._ahead: deque[tuple[Signature, list[int]]] = deque()
+        self._ahead: deque[Signature] = deque()
         self._answers: Iterator[tuple] | None = None
 
     def look_ahead(self, sigs: Sequence[Signature]) -> None:
@@ -357,25 +357,30 @@ class DuplicateFinder:
         the checking. The finder keeps what its writer wrote in memory, so committed
         rows are enough inside the writer's own transaction; inside a caller's, ``find``
         looks them up in turn."""
-        keys = [query_keys(sig, self.similarity) for sig in sigs]
-        chunks = [keys[i : i + LOOK_AHEAD_CHUNK] for i in range(0, len(keys), LOOK_AHEAD_CHUNK)]
+        chunks = look_ahead_chunks(sigs)
         # The chunks are dealt out to the readers in turn and their answers taken back
-        # in the same turn, so that every reader works ahead of the checking.
+        # in the same turn, so that every reader works ahead of the checking. The
+        # readers work out the keys too: the checking starts once the first chunk's
+        # candidates are in, not after the keys of the whole batch.
         readers = min(READERS, len(chunks))
+        similarity = self.similarity
         streams = [
-            read_ahead(lambda dealt=chunks[r::readers]: _look_up_all(dealt), own_transaction=True)
+            read_ahead(
+                lambda dealt=chunks[r::readers]: _look_up_all(dealt, similarity),
+                own_transaction=True,
+            )
             for r in range(readers)
         ]
         if streams and all(stream is not None for stream in streams):
-            self._ahead.extend(zip(sigs, keys, strict=True))
+            self._ahead.extend(sigs)
             self._answers = (
                 next(streams[c % readers]) for c, chunk in enumerate(chunks) for _ in chunk
             )
 
     def find(self, sig: Signature) -> object | None:
-        if self._ahead and self._ahead[0][0] is sig:
-            _, keys = self._ahead.popleft()
-            shared, rows = next(self._answers)
+        if self._ahead and self._ahead[0] is sig:
+            self._ahead.popleft()
+            keys, shared, rows = next(self._answers)
         else:
             keys = query_keys(sig, self.similarity)
             shared = candidate_ids(keys)
@@ -445,21 +450,37 @@ def active_rows(fact_ids: Iterable[int]) -> dict[int, tuple | None]:
     return found
 
 
-# A look-ahead reads the candidates' rows once per this many facts.
-LOOK_AHEAD_CHUNK = 32
+# A look-ahead reads the candidates of this many facts in its first statement, then of
+# twice as many in each next one, up to LOOK_AHEAD_CHUNK: the first answers come soon,
+# and the rest in few statements. Each statement costs a reader a wait for the server
+# and then one for the interpreter's lock, which the checking thread holds while it
+# works: fewer, larger statements keep the readers ahead of it.
+LOOK_AHEAD_FIRST = 16
+LOOK_AHEAD_CHUNK = 128
 
 
-def _look_up_all(chunks: list[list[list[int]]]) -> Iterator[tuple]:
-    """(candidate ids, rows of the ids not given before) per key list of these chunks
-    of lists, in order; rows are read once per chunk."""
+def look_ahead_chunks[T](items: Sequence[T]) -> list[Sequence[T]]:
+    """``items`` cut into the look-ahead's chunks, in order."""
+    chunks, start, size = [], 0, LOOK_AHEAD_FIRST
+    while start < len(items):
+        chunks.append(items[start : start + size])
+        start += size
+        size = min(size * 2, LOOK_AHEAD_CHUNK)
+    return chunks
+
+
+def _look_up_all(chunks: list[Sequence[Signature]], similarity: float) -> Iterator[tuple]:
+    """(keys to look up, candidate ids, rows of the ids not given before) per signature
+    of these chunks, in order; rows are read once per chunk."""
     sent: set[int] = set()
-    for key_lists in chunks:
+    for sigs in chunks:
+        key_lists = [query_keys(sig, similarity) for sig in sigs]
         chunk = candidate_ids_many(key_lists)
         rows = active_rows(i for shared in chunk for i, _ in shared if i not in sent)
-        for shared in chunk:
+        for keys, shared in zip(key_lists, chunk, strict=True):
             fresh = {i: rows[i] for i, _ in shared if i not in sent}
             sent.update(fresh)
-            yield shared, fresh
+            yield keys, shared, fresh
 
 
 def fact_keys_add(rows: Iterable[tuple[int, Signature]]) -> None:

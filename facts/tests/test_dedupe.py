@@ -236,7 +236,7 @@ def test_a_batch_read_ahead_by_several_readers_finds_each_duplicate_in_its_place
     """The look-ahead deals a long batch's chunks out to its readers in turn: each
     repeat of a stored fact, wherever it falls, merges into that fact, and the others
     are new."""
-    from facts.dedupe import LOOK_AHEAD_CHUNK
+    from facts.dedupe import LOOK_AHEAD_CHUNK, LOOK_AHEAD_FIRST, look_ahead_chunks
     from memoryhub.search.readahead import READERS
 
     actor = Actor(user=owner)
@@ -248,10 +248,11 @@ def test_a_batch_read_ahead_by_several_readers_finds_each_duplicate_in_its_place
             for i, place in enumerate(places)
         ],
     )
-    size = LOOK_AHEAD_CHUNK * READERS * 2 + 5
+    size = LOOK_AHEAD_FIRST + LOOK_AHEAD_CHUNK * READERS + 5
+    assert len(look_ahead_chunks(range(size))) > READERS * 2  # every reader takes several
     items = [{"content": f"Build agent {n} runs job number {n * 7} nightly"} for n in range(size)]
     repeats = {}
-    for i, at in enumerate(range(3, size, size // len(places))):
+    for i, at in zip(range(len(places)), range(3, size, size // len(places)), strict=False):
         items[at] = {"content": f"the {places[i]} office opens at {8 + i} every weekday!"}
         repeats[at] = stored[i].fact.pk
     results = fact_bulk_create(actor=actor, items=items)
