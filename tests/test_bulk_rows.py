@@ -132,6 +132,54 @@ def test_a_table_outgrowing_its_statistics_is_analyzed_before_the_next_bulk_writ
     assert before < 100 and planned_rows() >= 3000
 
 
+@pytest.mark.postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_a_table_another_process_is_analyzing_is_left_to_it():
+    import threading
+
+    from django.db import connection, connections, transaction
+
+    from memoryhub.db.bulk import analyze_when_grown
+
+    table = AuditEvent._meta.db_table
+    when = datetime(2026, 1, 2, tzinfo=UTC)
+    insert_rows(AuditEvent, FIELDS, [("x.test", "", str(i), {}, when, "") for i in range(3000)])
+    locked, done = threading.Event(), threading.Event()
+
+    def analyzing_elsewhere() -> None:
+        # The lock ANALYZE and VACUUM take, held by another connection.
+        try:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"LOCK TABLE {table} IN SHARE UPDATE EXCLUSIVE MODE")
+                locked.set()
+                done.wait(30)
+        finally:
+            connections.close_all()
+
+    other = threading.Thread(target=analyzing_elsewhere)
+    other.start()
+    try:
+        assert locked.wait(30)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_force_next_flush()")
+            cursor.execute("SET lock_timeout = '5s'")  # a wait for the lock fails the test
+        try:
+            analyze_when_grown(table)
+        finally:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET lock_timeout")
+    finally:
+        done.set()
+        other.join()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [table])
+        assert cursor.fetchone()[0] < 3000  # skipped, not waited for
+    analyze_when_grown(table)  # once the other is done, analyzed as usual
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [table])
+        assert cursor.fetchone()[0] >= 3000
+
+
 BUILT: list[int] = []
 
 

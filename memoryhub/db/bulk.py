@@ -296,7 +296,9 @@ def analyze_when_grown(*tables: str) -> None:
     more than a tenth since they were last analyzed. Called before a bulk write, outside
     any transaction (inside one it does nothing, so as not to hold the lock ANALYZE
     takes): a bulk load outgrows its statistics within seconds, and planned from the
-    table as it was (nearly empty), the next batch's lookups scan whole tables."""
+    table as it was (nearly empty), the next batch's lookups scan whole tables. A table
+    another process is analyzing (or vacuuming) is left to it: concurrent bulk writes
+    would otherwise analyze it once each, one after the other."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         return
     with connection.cursor() as cursor:
@@ -307,7 +309,7 @@ def analyze_when_grown(*tables: str) -> None:
             [list(tables), ANALYZE_BASE_ROWS, ANALYZE_SHARE],
         )
         for (table,) in cursor.fetchall():
-            cursor.execute(f"ANALYZE {table}")
+            cursor.execute(f"ANALYZE (SKIP_LOCKED) {table}")
 
 
 @contextlib.contextmanager
