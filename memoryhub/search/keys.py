@@ -106,21 +106,23 @@ class KeyIndex:
         pairs = [(n, key) for n, keys in enumerate(key_lists) for key in dict.fromkeys(keys)]
         if not pairs:
             return found
-        with connection.cursor() as cursor:
-            if _lists():
-                # Counted and cut by the server, which sends back only what is kept.
+        if _lists():
+            # Counted and cut by the server, which sends back only what is kept.
+            with binary_cursor() as cursor:
                 cursor.execute(
                     "SELECT n, owner, shared FROM ("
                     " SELECT m.n, m.owner, count(*) AS shared, row_number() OVER ("
                     "  PARTITION BY m.n ORDER BY count(*) DESC, m.owner DESC) AS place"
-                    f" FROM {self.matching_function}(%s::int[], %s::bigint[]) AS m(n, owner)"
+                    f" FROM {self.matching_function}(%b::int[], %b::bigint[]) AS m(n, owner)"
                     " GROUP BY m.n, m.owner) AS ranked "
-                    "WHERE place <= %s ORDER BY n, place",
+                    "WHERE place <= %b ORDER BY n, place",
                     [[n for n, _ in pairs], [key for _, key in pairs], best],
                 )
-                for n, owner_id, shared in cursor.fetchall():
-                    found[n].append((owner_id, shared))
-                return found
+                rows = cursor.fetchall()
+            for n, owner_id, shared in rows:
+                found[n].append((owner_id, shared))
+            return found
+        with connection.cursor() as cursor:
             # Each list's matching owners come back joined into one text value.
             cursor.execute(
                 f"WITH q(n, key) AS (VALUES {', '.join(['(%s, %s)'] * len(pairs))}) "
