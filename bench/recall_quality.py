@@ -196,6 +196,7 @@ def ablations(base) -> dict[str, object]:
         weight_time=0,
         weight_date=0,
         weight_session=0,
+        weight_session_coverage=0,
         weight_informative=0,
         weight_question=0,
         query_without_speakers=0,
@@ -216,6 +217,7 @@ def ablations(base) -> dict[str, object]:
         "- time prior": replace(base, weight_time=0),
         "- date prior": replace(base, weight_date=0),
         "- session prior": replace(base, weight_session=0),
+        "- session soft AND (session coverage)": replace(base, weight_session_coverage=0),
         "- informativeness prior": replace(base, weight_informative=0),
         "- question penalty": replace(base, weight_question=0),
         "- neighbour boost": replace(
@@ -273,6 +275,7 @@ FITTED = (
     "weight_time",
     "weight_date",
     "weight_session",
+    "weight_session_coverage",
     "weight_informative",
     "weight_question",
     "neighbour_share",

@@ -16,8 +16,10 @@ stages. The stages, each a field of ``RecallTuning`` (0 switches a weight off):
 - priors: facts said by a person the query names; facts that carry a time for a
   question about time; facts that happened on a day, in a month or a year the query
   names (these join the candidates too); facts of a session
-  that matches the query as a whole; and a penalty for turns that say next to nothing
-  ("ok", "thanks!");
+  that matches the query as a whole, by score and by the share of the query's content
+  words its candidates hold between them (soft AND over the session: "What novel does
+  Tim read on the train?" answered by one turn about the novel and the next about the
+  train); and a penalty for turns that say next to nothing ("ok", "thanks!");
 - a neighbour boost: a fact next to a strong hit in its session takes a share of its
   score.
 """
@@ -56,6 +58,7 @@ class RecallTuning:
     weight_time: float = 0.2
     weight_date: float = 0.5
     weight_session: float = 0.05
+    weight_session_coverage: float = 0.2
     weight_informative: float = 0.1
     weight_question: float = 0.05
     neighbour_share: float = 0.15
@@ -317,15 +320,22 @@ def rank(
     time_question = is_time_question(query)
     moments = named_moments(query)
     sessions: dict[tuple, float] = {}
+    covered: dict[tuple, set[str]] = {}
+    said = {c.id: f"{c.speaker} {c.content}" if c.speaker else c.content for c in candidates}
     for c in candidates:
         if c.session is not None:
             sessions[c.session] = sessions.get(c.session, 0.0) + fused[c.id]
+            if tuning.weight_session_coverage and query_stems:
+                covered.setdefault(c.session, set()).update(query_stems & content_stems(said[c.id]))
     best_session = max(sessions.values(), default=0.0)
     for c in candidates:
         share = parts[c.id]
         if tuning.weight_coverage:
-            said = f"{c.speaker} {c.content}" if c.speaker else c.content
-            share["coverage"] = tuning.weight_coverage * coverage(query_stems, said)
+            share["coverage"] = tuning.weight_coverage * coverage(query_stems, said[c.id])
+        if c.session in covered:
+            share["session_coverage"] = (
+                tuning.weight_session_coverage * len(covered[c.session]) / len(query_stems)
+            )
         if named and tuning.weight_speaker:
             share["speaker"] = tuning.weight_speaker * named.get(c.speaker, 0.0)
         if tuning.weight_time and time_question:

@@ -276,6 +276,21 @@ def test_a_month_the_question_names_prefers_facts_that_happened_then():
     assert order(facts, "What did the team ship in March 2023?", weight_date=0) == [2, 1]
 
 
+def test_a_session_that_holds_every_word_of_the_question_pulls_its_facts():
+    together, apart = ("u", "commute"), ("u", "holiday")
+    facts = [
+        candidate(1, "Tim finished a novel", session=together),
+        candidate(2, "Reading on the train every day", session=together),
+        candidate(3, "Tim took a novel to the beach", session=apart),
+        candidate(4, "The beach was warm", session=apart),
+    ]
+    query = "What novel does Tim read on the train?"
+    ranked = order(facts, query)
+    assert ranked.index(1) < ranked.index(3)  # each holds "Tim" and "novel"
+    off = order(facts, query, weight_session_coverage=0)
+    assert off.index(3) < off.index(1)  # a tie, newest first
+
+
 def test_short_acknowledgements_rank_below_statements():
     facts = [
         candidate(2, "Ok, thanks!"),
