@@ -119,13 +119,6 @@ def min_max(scores: Mapping[int, float], ids: Iterable[int]) -> dict[int, float]
     return {i: ((scores[i] - low) / span if span > 0 else 1.0) if i in scores else 0.0 for i in ids}
 
 
-def coverage(query_stems: set[str], text: str) -> float:
-    """The share of the query's content words that ``text`` holds (soft AND)."""
-    if not query_stems:
-        return 0.0
-    return len(query_stems & content_stems(text)) / len(query_stems)
-
-
 def informativeness(text: str) -> float:
     """1 for a statement of six content words or more, down to 0 for one of none: an
     "ok, thanks!" tells recall next to nothing."""
@@ -320,18 +313,29 @@ def rank(
     time_question = is_time_question(query)
     moments = named_moments(query)
     sessions: dict[tuple, float] = {}
+    # The query's content words each fact holds (with who said it), and its session.
+    held = (
+        {
+            c.id: query_stems
+            & content_stems(f"{c.speaker} {c.content}" if c.speaker else c.content)
+            for c in candidates
+        }
+        if query_stems and (tuning.weight_coverage or tuning.weight_session_coverage)
+        else {}
+    )
     covered: dict[tuple, set[str]] = {}
-    said = {c.id: f"{c.speaker} {c.content}" if c.speaker else c.content for c in candidates}
     for c in candidates:
         if c.session is not None:
             sessions[c.session] = sessions.get(c.session, 0.0) + fused[c.id]
-            if tuning.weight_session_coverage and query_stems:
-                covered.setdefault(c.session, set()).update(query_stems & content_stems(said[c.id]))
+            if held and tuning.weight_session_coverage:
+                covered.setdefault(c.session, set()).update(held[c.id])
     best_session = max(sessions.values(), default=0.0)
     for c in candidates:
         share = parts[c.id]
         if tuning.weight_coverage:
-            share["coverage"] = tuning.weight_coverage * coverage(query_stems, said[c.id])
+            share["coverage"] = (
+                tuning.weight_coverage * len(held[c.id]) / len(query_stems) if held else 0.0
+            )
         if c.session in covered:
             share["session_coverage"] = (
                 tuning.weight_session_coverage * len(covered[c.session]) / len(query_stems)
