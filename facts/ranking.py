@@ -313,16 +313,12 @@ def rank(
     time_question = is_time_question(query)
     moments = named_moments(query)
     sessions: dict[tuple, float] = {}
-    # The query's content words each fact holds (with who said it), and its session.
-    held = (
-        {
-            c.id: query_stems
-            & content_stems(f"{c.speaker} {c.content}" if c.speaker else c.content)
-            for c in candidates
-        }
-        if query_stems and (tuning.weight_coverage or tuning.weight_session_coverage)
-        else {}
-    )
+    # The query's content words each fact holds (with who said it).
+    held = {
+        c.id: query_stems & content_stems(f"{c.speaker} {c.content}" if c.speaker else c.content)
+        for c in candidates
+        if query_stems
+    }
     covered: dict[tuple, set[str]] = {}
     for c in candidates:
         if c.session is not None:

@@ -252,7 +252,7 @@ def test_a_batch_read_ahead_by_several_readers_finds_each_duplicate_in_its_place
     assert len(look_ahead_chunks(range(size))) > READERS * 2  # every reader takes several
     items = [{"content": f"Build agent {n} runs job number {n * 7} nightly"} for n in range(size)]
     repeats = {}
-    for i, at in zip(range(len(places)), range(3, size, size // len(places)), strict=False):
+    for i, at in enumerate(range(3, size, size // len(places))[: len(places)]):
         items[at] = {"content": f"the {places[i]} office opens at {8 + i} every weekday!"}
         repeats[at] = stored[i].fact.pk
     results = fact_bulk_create(actor=actor, items=items)
