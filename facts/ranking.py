@@ -21,7 +21,8 @@ stages. The stages, each a field of ``RecallTuning`` (0 switches a weight off):
   Tim read on the train?" answered by one turn about the novel and the next about the
   train); and a penalty for turns that say next to nothing ("ok", "thanks!");
 - a neighbour boost: a fact next to a strong hit in its session takes a share of its
-  score.
+  score (relative to the best candidate's, so the share means the same whatever the
+  weights' scale).
 """
 
 import math
@@ -40,7 +41,9 @@ FUSIONS = ("minmax", "rrf")
 @dataclass(frozen=True)
 class RecallTuning:
     """The settings of every ranking stage. The weights' defaults were fitted on three
-    LoCoMo conversations (``bench/recall_quality.py --fit``) and checked on two more."""
+    LoCoMo conversations (``bench/recall_quality.py --fit``: the weights that give the
+    evidence the most of a softmax over each question's candidates) and checked on two
+    more."""
 
     fusion: str = "minmax"
     # 1: the vector search and scores leave out the names of the speakers the query
@@ -51,18 +54,19 @@ class RecallTuning:
     # bm25 weight of the neighbours' words in a fact's entry (content weighs 1).
     context_weight: float = 0.3
     weight_bm25: float = 0.6
-    weight_vector: float = 0.5
-    weight_coverage: float = 0.4
-    weight_window: float = 0.4
-    weight_speaker: float = 0.6
-    weight_time: float = 0.2
-    weight_date: float = 0.5
+    weight_vector: float = 0.55
+    weight_coverage: float = 0.2
+    weight_window: float = 0.35
+    weight_speaker: float = 0.75
+    weight_time: float = 0.5
+    weight_date: float = 0.55
     weight_session: float = 0.05
-    weight_session_coverage: float = 0.2
-    weight_informative: float = 0.1
-    weight_question: float = 0.05
-    neighbour_share: float = 0.15
-    answer_share: float = 0.2
+    weight_session_coverage: float = 0.65
+    weight_informative: float = 0.05
+    weight_question: float = 0.15
+    # Shares of the best-scored neighbour's score (as a share of the best candidate's).
+    neighbour_share: float = 0.45
+    answer_share: float = 0.4
     # Neighbours of this many of the best hits join the candidates.
     neighbour_candidates: int = 10
     # Facts that happened on a day or in a month the query names join the candidates,
@@ -348,15 +352,19 @@ def rank(
             share["informative"] = -tuning.weight_informative * (1 - informativeness(c.content))
         if tuning.weight_question and asks(c.content):
             share["question"] = -tuning.weight_question
+    # Each fact's score so far, as a share of the best: a neighbour takes a share of
+    # that, whatever the scale the weights give the scores.
     before = {c.id: sum(parts[c.id].values()) for c in candidates}
+    top = max(before.values(), default=0.0)
+    before = {i: max(0.0, score) / top if top > 0 else 0.0 for i, score in before.items()}
     for c in candidates:
         if tuning.neighbour_share:
             around = [before[n] for n in c.neighbours if n is not None and n in by_id]
             if around:
-                parts[c.id]["neighbour"] = tuning.neighbour_share * max(0.0, max(around))
+                parts[c.id]["neighbour"] = tuning.neighbour_share * max(around)
         previous = c.neighbours[0]
         if tuning.answer_share and previous in by_id and asks(by_id[previous].content):
-            parts[c.id]["answer"] = tuning.answer_share * max(0.0, before[previous])
+            parts[c.id]["answer"] = tuning.answer_share * before[previous]
         c.parts = parts[c.id]
         c.score = sum(c.parts.values())
     return sorted(candidates, key=lambda c: (-c.score, -c.id))

@@ -422,13 +422,14 @@ def test_a_date_the_question_names_brings_what_happened_that_day(owner):
         return ids.index(answer.pk), result.items[ids.index(answer.pk)].score
 
     # No word of the answer is in the question; the day it happened is. (The order of
-    # the near misses around it depends on how the engine ranks words, so the answer's
-    # own score tells the day's pull.)
+    # the near misses around it depends on how the engine ranks words: "Order 8" holds
+    # the day's number, and its neighbours share its score. So the answer's own score
+    # tells the day's pull.)
     (named, named_score), (other, other_score) = (
         place("What did the clothing store find on 8 May, 2023?"),
         place("What did the clothing store find on 9 May, 2023?"),
     )
-    assert named is not None and named <= 1
+    assert named is not None and named <= 2
     assert other is None or other >= named
     assert named_score > other_score * 1.25
 
