@@ -80,15 +80,20 @@ def test_int8_dot_products_are_close_to_the_exact_cosine_similarities():
 @pytest.fixture
 def small_index(monkeypatch):
     """Fresh in-memory copies and row counts (an earlier test's count of the index,
-    kept a few seconds, would send a search down the path for small indexes); the
-    tables are emptied afterwards, since a transactional test's flush leaves them
-    alone."""
+    kept a few seconds, would send a search down the path for small indexes), and an
+    empty index before and after: a transactional test's flush leaves the vector
+    tables alone, so another module's test may have left rows in them."""
+
+    def empty() -> None:
+        with connection.cursor() as cursor:
+            for sql in FACT_VECTORS.drop_sql() + FACT_VECTORS.create_sql(DIM):
+                cursor.execute(sql)
+
     monkeypatch.setattr(vectors, "_copies", {})
     monkeypatch.setattr(fts, "_row_counts", Remembered(fts.ROW_COUNT_TTL))
+    empty()
     yield
-    with connection.cursor() as cursor:
-        for sql in FACT_VECTORS.drop_sql() + FACT_VECTORS.create_sql(DIM):
-            cursor.execute(sql)
+    empty()
 
 
 @pytest.fixture
