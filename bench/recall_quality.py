@@ -313,14 +313,14 @@ def fit(conversations: list[Conversation], base, *, rounds: int = 4, steps: int 
     weights keep the sum they had, beside the importance, recency and access boosts."""
     import numpy as np
 
+    if any(getattr(base, name) <= 0 for name in FITTED):
+        sys.exit("--fit needs every fitted weight above zero to start from")
     fitting = gather([c for c in conversations if c.name in FIT], base)
     tuning = base
     print(f"fit start: R@10 {rank_only(fitting, tuning).mean(2):.4f} on {', '.join(FIT)}")
     fused = [list(FITTED).index(name) for name in FUSED]
     for round_ in range(1, rounds + 1):
         start, questions = signals(fitting, tuning)
-        if (start <= 0).any():
-            sys.exit("--fit needs every fitted weight above zero to start from")
         w = start.copy()
         for _ in range(steps):
             gradient = np.zeros_like(w)
