@@ -63,7 +63,7 @@ run: $(VENV)/.installed-run
 PG_TEST_LOG ?= $(VENV)/test-postgres.log
 test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
 	@MEMORYHUB_TEST_REDIS_URL=redis://127.0.0.1:6379/14 \
-	  $(PY) -m memoryhub.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS) \
+	  $(PY) -m memoryhub.engine.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS) \
 	  > $(PG_TEST_LOG) 2>&1 & pg=$$!; \
 	echo "== SQLite (PostgreSQL runs beside it, into $(PG_TEST_LOG))"; \
 	$(PY) -m pytest $(PYTEST_ARGS); lite=$$?; \
@@ -76,7 +76,7 @@ test-sqlite: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-postgres: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
-	$(PY) -m memoryhub.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m memoryhub.engine.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .

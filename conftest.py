@@ -73,7 +73,7 @@ def _eager_join_flag_reset() -> Iterator[None]:
 def _queue_circuit_closed() -> Iterator[None]:
     """A test that finds the broker down leaves queueing as it found it."""
     yield
-    from memoryhub.tasks import queue_circuit
+    from memoryhub.engine.tasks import queue_circuit
 
     queue_circuit.close()
 
@@ -468,8 +468,8 @@ def broker_at() -> Callable[[str], contextlib.AbstractContextManager]:
     """``with broker_at(url):`` the app sends its tasks to the Redis at ``url`` (with the
     production timeouts) instead of running them in-process; put back afterwards."""
     from memoryhub.celery import app
-    from memoryhub.queue import celery_queue_settings
-    from memoryhub.tasks import queue_circuit
+    from memoryhub.engine.queue import celery_queue_settings
+    from memoryhub.engine.tasks import queue_circuit
 
     def forget_connections() -> None:
         app._after_fork()  # the pooled connections to the broker the app had

@@ -281,7 +281,7 @@ def main() -> None:
         django_setup(bench_env(data_dir))
         print(machine_note())
         if not args.skip_locomo:
-            from memoryhub.llm import OfflineProvider, get_chat_provider
+            from memoryhub.engine.llm import OfflineProvider, get_chat_provider
 
             providers = [("offline", OfflineProvider())]
             url, model = (

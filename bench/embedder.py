@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memoryhub.embeddings import LocalEmbedder
+from memoryhub.engine.embeddings import LocalEmbedder
 
 BATCH_SIZES = (1, 16, 64)
 

@@ -173,7 +173,7 @@ def streamed(user) -> Callable[[Callable[[], None]], int]:
     """The export as the API answers it: the response's pieces, each dropped once sent."""
     from django.http import StreamingHttpResponse
 
-    from memoryhub.export import personal_export_stream
+    from memoryhub.surface.export import personal_export_stream
 
     def run(sample: Callable[[], None]) -> int:
         response = StreamingHttpResponse(
@@ -192,7 +192,7 @@ def in_memory(user) -> Callable[[Callable[[], None]], int]:
     """The same document read whole into lists and serialised at once."""
     from django.utils import timezone
 
-    from memoryhub.export import FORMAT, FORMAT_VERSION, _sections, _settings, _user
+    from memoryhub.surface.export import FORMAT, FORMAT_VERSION, _sections, _settings, _user
 
     def run(sample: Callable[[], None]) -> int:
         document = {

@@ -105,7 +105,7 @@ def stores_for(engines: Sequence[str], keep: bool) -> Iterator[Stores]:
     if "postgres" not in engines:
         yield Stores()
         return
-    from memoryhub.db import embedded_postgres
+    from memoryhub.engine.db import embedded_postgres
 
     with temp_data_dir("memoryhub-bench-ingest-pg-", keep=keep) as scratch:
         server = embedded_postgres.start(scratch / "data", durable=True)
@@ -201,7 +201,7 @@ def prepare(env: dict[str, str], agents: int = 1) -> list[str]:
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "from bench._env import django_setup, bench_user;"
         "import os; django_setup(dict(os.environ));"
-        "from facts.selectors import memory_config_get; memory_config_get();"
+        "from memoryhub.engine.config import memory_config_get; memory_config_get();"
         "[print(bench_user(f'bench{i}')[2]) for i in range(int(sys.argv[2]))]"
     )
     done = subprocess.run(
@@ -310,7 +310,7 @@ import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 from bench._env import bench_user, django_setup
 django_setup(dict(os.environ))
-from facts.selectors import memory_config_get
+from memoryhub.engine.config import memory_config_get
 from facts.services.create import fact_bulk_create
 memory_config_get()
 _, actor, _ = bench_user()
@@ -407,7 +407,7 @@ def phase_embeddings_on(
 
 def raw_embedder(texts: list[str]) -> float:
     """The local embedder's own throughput on ``texts``, batch 64, after a warm-up."""
-    from memoryhub.embeddings import get_embedder
+    from memoryhub.engine.embeddings import get_embedder
 
     embedder = get_embedder(provider="local")
     embedder.embed(texts[:EMBED_BATCH])

@@ -48,7 +48,7 @@ def load_facts(
 
     from facts.models import Fact
     from facts.search import FACT_FTS, FACT_VECTORS, fts_values
-    from memoryhub.embeddings.local import MODEL_ID
+    from memoryhub.engine.embeddings.local import MODEL_ID
 
     ids: list[int] = []
     now = timezone.now()
@@ -86,9 +86,9 @@ def load_facts(
 
 def preview_phase(args, rows: list[list[object]]) -> None:
     from bench.recall_latency import raw_fts
-    from facts.selectors import memory_config_get
-    from memoryhub.forget import memory_forget_preview
-    from memoryhub.search.text import match_all
+    from memoryhub.engine.config import memory_config_get
+    from memoryhub.engine.search.text import match_all
+    from memoryhub.surface.forget import memory_forget_preview
     from teams.services import Actor
 
     user, actor, _ = bench_user("forgetter")
@@ -113,7 +113,7 @@ def preview_phase(args, rows: list[list[object]]) -> None:
 
     from facts.models import Fact
     from facts.search import FACT_VECTORS
-    from memoryhub.embeddings.configured import embedder_get
+    from memoryhub.engine.embeddings.configured import embedder_get
 
     embedder = embedder_get()
     scope = Fact.objects.filter(owner_id=user.pk)
@@ -147,7 +147,7 @@ def preview_phase(args, rows: list[list[object]]) -> None:
 
 def forget_phase(args, seconds: list[list[object]]) -> None:
     from facts.models import Fact
-    from memoryhub.forget import memory_forget
+    from memoryhub.surface.forget import memory_forget
     from teams.services import Actor
 
     user, _, _ = bench_user("forgets-a-lot")
@@ -180,7 +180,7 @@ def forget_phase(args, seconds: list[list[object]]) -> None:
 def distill_phase(args, seconds: list[list[object]]) -> None:
     from facts.models import Fact
     from facts.services.distillation import facts_distill
-    from memoryhub.llm import OfflineProvider, SourceText
+    from memoryhub.engine.llm import OfflineProvider, SourceText
 
     user, _, _ = bench_user("distiller")
     generator = FactGenerator(seed=9)

@@ -87,7 +87,7 @@ def recall_sizes(size: int = 0) -> tuple[int, int, int, int]:
     size up to which vector search is exact. Read from the code measured, so the
     baselines ask the engine for the same work."""
     from facts import recall
-    from memoryhub.search import vectors
+    from memoryhub.engine.search import vectors
 
     coarse_k = vectors.coarse_candidates(recall.VECTOR_CANDIDATES, size)
     return recall.FTS_CANDIDATES, recall.VECTOR_CANDIDATES, coarse_k, vectors.EXACT_SCAN_LIMIT
@@ -99,7 +99,7 @@ def recall_sizes(size: int = 0) -> tuple[int, int, int, int]:
 def embed_texts(texts: Sequence[str], cache: Path) -> np.ndarray:
     """Embeddings of ``texts`` by the local model, kept in the directory ``cache`` under a
     name hashed from the texts, and read from there when present."""
-    from memoryhub.embeddings import get_embedder
+    from memoryhub.engine.embeddings import get_embedder
 
     digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
     path = cache / f"pool-{len(texts)}-{digest}.npy"
@@ -176,7 +176,7 @@ class Store:
 
         from facts.models import Fact
         from facts.search import FACT_FTS, FACT_VECTORS, fts_values
-        from memoryhub.embeddings.local import MODEL_ID
+        from memoryhub.engine.embeddings.local import MODEL_ID
 
         started = time.perf_counter()
         now = timezone.now()
@@ -284,12 +284,12 @@ def timed(
 def raw_fts(match: str, limit: int) -> list:
     """The full-text query alone, unscoped: the floor under every keyword path.
 
-    Raw SQL outside ``memoryhub/search`` on purpose: this baseline measures the engine
+    Raw SQL outside ``memoryhub/engine/search`` on purpose: this baseline measures the engine
     beneath the search core."""
     from django.db import connection
 
     from facts.search import FACT_FTS
-    from memoryhub.search import postgres as pg
+    from memoryhub.engine.search import postgres as pg
 
     table = FACT_FTS.table
     if connection.vendor == "postgresql":
@@ -317,7 +317,7 @@ def raw_knn(vector: np.ndarray, k: int, *, bits: bool = False) -> list:
     from django.db import connection
 
     from facts.search import FACT_VECTORS
-    from memoryhub.search import postgres as pg
+    from memoryhub.engine.search import postgres as pg
 
     if connection.vendor == "postgresql":  # the HNSW index, as the search core sets it
         with connection.cursor() as cursor:
@@ -343,7 +343,7 @@ def raw_knn(vector: np.ndarray, k: int, *, bits: bool = False) -> list:
 def set_embeddings(enabled: bool) -> None:
     """Switch embeddings on or off in the settings row (read on every recall, by the
     bench process and the server alike)."""
-    from facts.models import MemoryConfig
+    from memoryhub.engine.models import MemoryConfig
 
     MemoryConfig.objects.filter(pk=1).update(embeddings_enabled=enabled)
 
@@ -369,7 +369,7 @@ def hnsw_build() -> None:
     from django.db import connection
 
     from facts.search import FACT_VECTORS
-    from memoryhub.search import postgres
+    from memoryhub.engine.search import postgres
 
     create = next(sql for sql in postgres.vector_create_sql(FACT_VECTORS, 0) if "USING hnsw" in sql)
     started = time.perf_counter()
@@ -390,7 +390,7 @@ def hnsw_graph_kept(m: int, ef_construction: int) -> None:
     from django.db import connection
 
     from facts.search import FACT_VECTORS
-    from memoryhub.search import postgres
+    from memoryhub.engine.search import postgres
 
     postgres.HNSW_M, postgres.HNSW_EF_CONSTRUCTION = m, ef_construction
     wanted = {f"m={m}", f"ef_construction={ef_construction}"}
@@ -449,7 +449,7 @@ def ef_search_rows(store: Store, queries: np.ndarray, values: Sequence[int]) -> 
     top 10 and the time of the k recall asks for."""
     from facts.recall import recall_scope
     from facts.search import FACT_VECTORS
-    from memoryhub.search import postgres
+    from memoryhub.engine.search import postgres
 
     scope = recall_scope(user=store.user, project=None)
     position = {fact_id: i for i, fact_id in enumerate(store.ids)}
@@ -488,8 +488,8 @@ def measure(
 
     from facts.recall import fact_recall, recall_scope
     from facts.search import FACT_FTS, FACT_VECTORS
-    from memoryhub.embeddings import get_embedder
-    from memoryhub.search import match_any
+    from memoryhub.engine.embeddings import get_embedder
+    from memoryhub.engine.search import match_any
 
     n = len(questions)
     matches = [match_any(q) for q in questions]
@@ -639,7 +639,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--million): service, HTTP, FTS-only, vector-only, beside raw "
         "FTS5 / sqlite-vec baselines.",
         epilog="Baselines ask the engine for what recall asks (candidate counts read from "
-        "facts/recall.py and memoryhub/search/vectors.py). The 'x raw p50' column divides "
+        "facts/recall.py and memoryhub/engine/search/vectors.py). The 'x raw p50' column divides "
         "each p50 by its baseline's: raw FTS5 for keyword paths; for vector paths raw "
         "exact KNN while the index searches exactly, else the raw bit pass; for hybrid "
         "paths raw FTS5 + query embedding + that vector baseline.",
@@ -777,7 +777,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             [
                 sys.executable,
                 "-m",
-                "memoryhub.db.embedded_postgres",
+                "memoryhub.engine.db.embedded_postgres",
                 "--durable",
                 *(["--data", str(args.store / "postgres" / "pg")] if args.store else []),
                 "--",
@@ -816,7 +816,7 @@ def run_sizes(args, sizes: list[int], unique: int, env: dict, data_dir: Path) ->
     """Fill to each size in turn and print its tables; the figures, by size."""
     results: dict = {"sizes": {}}
     django_setup(env)
-    from facts.selectors import memory_config_get
+    from memoryhub.engine.config import memory_config_get
 
     config = memory_config_get()
     assert config.embeddings_enabled and not config.max_active_facts
@@ -829,7 +829,7 @@ def run_sizes(args, sizes: list[int], unique: int, env: dict, data_dir: Path) ->
     # Their own generator, so the questions stay the same whatever --unique is.
     asker = FactGenerator(seed=args.seed + 1)
     questions = asker.questions(args.queries)
-    from memoryhub.embeddings import get_embedder
+    from memoryhub.engine.embeddings import get_embedder
 
     query_vectors = get_embedder(provider="local").embed(questions)
     check_questions = asker.questions(args.recall_queries)

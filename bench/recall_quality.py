@@ -160,9 +160,9 @@ def run_baselines(conversations: list[Conversation]) -> dict[str, Scores]:
     two: the textbook hybrid."""
     from facts.recall import recall_scope
     from facts.search import FACT_FTS, FACT_VECTORS
-    from facts.selectors import memory_config_get
-    from memoryhub.embeddings.configured import embedder_get
-    from memoryhub.search import match_any, rrf
+    from memoryhub.engine.config import memory_config_get
+    from memoryhub.engine.embeddings.configured import embedder_get
+    from memoryhub.engine.search import match_any, rrf
 
     embedder = embedder_get(memory_config_get())
     out = {name: Scores() for name in ("bm25", "vector only", "RRF k=60")}
@@ -238,7 +238,7 @@ def gather(conversations: list[Conversation], tuning) -> list[tuple]:
     """Each question's candidates with their signals, gathered once: a weight only
     changes how they are ranked."""
     from facts.recall import recall_candidates
-    from facts.selectors import memory_config_get
+    from memoryhub.engine.config import memory_config_get
 
     config = memory_config_get()
     out = []

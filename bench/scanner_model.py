@@ -53,7 +53,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from bench import _scanner_corpora as corpora  # noqa: E402
-from memoryhub.embeddings.local import DIM, MODEL_ID, LocalEmbedder  # noqa: E402
+from memoryhub.engine.embeddings.local import DIM, MODEL_ID, LocalEmbedder  # noqa: E402
 from wiki.scanner import is_flagged, scan  # noqa: E402
 from wiki.scanner.learned import MIN_WORDS, MODEL_FILE, MODEL_FORMAT, RULE, passages  # noqa: E402
 

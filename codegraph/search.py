@@ -3,7 +3,7 @@
 from functools import lru_cache
 
 from codegraph.extractor import split_identifier
-from memoryhub.search import FtsIndex
+from memoryhub.engine.search import FtsIndex
 
 # The name's words weigh more than the words of the enclosing definitions. The simple
 # unicode61 tokenizer (no stemming): identifiers are not English prose, and "get" must

@@ -15,9 +15,9 @@ from django.db.models import Count, QuerySet
 from codegraph.extractor import split_identifier
 from codegraph.models import CallRef, CodeProject, ImportRef, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS
-from memoryhub.errors import InvalidInput, NotFound
-from memoryhub.refs import id_of
-from memoryhub.search import match_all
+from memoryhub.engine.errors import InvalidInput, NotFound
+from memoryhub.engine.refs import id_of
+from memoryhub.engine.search import match_all
 
 MODES = ("exact", "prefix", "fuzzy")
 MAX_LIMIT = 500

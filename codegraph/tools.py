@@ -6,7 +6,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from codegraph import selectors
-from memoryhub.toolkit import ToolAnswer, tool
+from memoryhub.engine.toolkit import ToolAnswer, tool
 from teams.services import Actor
 
 

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_POST
 from codegraph import selectors, services
 from codegraph.forms import FolderForm
 from codegraph.models import CodeProject
-from memoryhub.errors import ApplicationError, NotFound
-from memoryhub.htmx import htmx_partial, htmx_render
+from memoryhub.engine.errors import ApplicationError, NotFound
+from memoryhub.engine.htmx import htmx_partial, htmx_render
 from teams.services import Actor
 
 PAGE = "codegraph/index.html"

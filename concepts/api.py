@@ -21,7 +21,7 @@ from concepts.schemas import (
     QueryOut,
     StatsOut,
 )
-from memoryhub.paging import next_page_url, page_window_check
+from memoryhub.engine.paging import next_page_url, page_window_check
 from teams.auth import read_auth, write_auth
 from teams.services import Actor
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from teams.models import ScopedModel
 
-# The entity types of the chat-model schemas (``memoryhub.llm.schemas.EntityType``).
+# The entity types of the chat-model schemas (``memoryhub.engine.llm.schemas.EntityType``).
 ENTITY_TYPES = ("person", "organisation", "project", "tool", "place", "concept", "other")
 NAME_LENGTH = 200
 RELATION_LENGTH = 64

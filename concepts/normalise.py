@@ -4,7 +4,7 @@ service" name one node."""
 import re
 import unicodedata
 
-from memoryhub.unicode import UNSTORABLE
+from memoryhub.engine.unicode import UNSTORABLE
 
 from .models import NAME_LENGTH
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from memoryhub.errors import InvalidInput, NotFound
-from memoryhub.refs import MAX_ID
+from memoryhub.engine.errors import InvalidInput, NotFound
+from memoryhub.engine.refs import MAX_ID
 
 from .models import ENTITY_TYPES, Alias, Entity, Mention, Triple
 from .normalise import entity_key

@@ -15,13 +15,13 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from memoryhub.errors import Forbidden, InvalidInput, NotFound
-from memoryhub.jobs import job_create
-from memoryhub.llm import ChatProvider, SourceText
-from memoryhub.locking import writes_serialise
-from memoryhub.refs import MAX_ID
-from memoryhub.tasks import enqueue_on_commit
-from memoryhub.unicode import UNSTORABLE
+from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
+from memoryhub.engine.jobs import job_create
+from memoryhub.engine.llm import ChatProvider, SourceText
+from memoryhub.engine.locking import writes_serialise
+from memoryhub.engine.refs import MAX_ID
+from memoryhub.engine.tasks import enqueue_on_commit
+from memoryhub.engine.unicode import UNSTORABLE
 from teams.models import Visibility
 from teams.services import Actor, audit_log, scope_for_new_row
 
@@ -48,7 +48,7 @@ def _chunks[T](items: Sequence[T], size: int) -> Iterable[Sequence[T]]:
 
 
 def _provider() -> ChatProvider:
-    from memoryhub.llm.configured import llm_provider_get
+    from memoryhub.engine.llm.configured import llm_provider_get
 
     return llm_provider_get()
 

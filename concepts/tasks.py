@@ -3,9 +3,9 @@
 from celery import shared_task
 
 from concepts import services
-from memoryhub.jobs import job_progress, job_run
-from memoryhub.llm import ChatModelUnavailable
-from memoryhub.tasks import retried_while_failing
+from memoryhub.engine.jobs import job_progress, job_run
+from memoryhub.engine.llm import ChatModelUnavailable
+from memoryhub.engine.tasks import retried_while_failing
 
 # Facts the periodic catch-up extracts per run.
 CATCH_UP_LIMIT = 2000

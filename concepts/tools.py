@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from concepts import selectors
 from concepts.models import ENTITY_TYPES
-from memoryhub.toolkit import ToolAnswer, tool
+from memoryhub.engine.toolkit import ToolAnswer, tool
 from teams.services import Actor
 
 

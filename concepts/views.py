@@ -11,8 +11,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from concepts import selectors, services
 from concepts.models import ENTITY_TYPES
-from memoryhub.errors import ApplicationError, NotFound
-from memoryhub.htmx import htmx_render
+from memoryhub.engine.errors import ApplicationError, NotFound
+from memoryhub.engine.htmx import htmx_render
 from teams.services import Actor
 
 PAGE = "concepts/graph.html"

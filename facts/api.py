@@ -11,7 +11,6 @@ from ninja import Field, Query, Router, Schema, Status
 
 from facts import selectors
 from facts.learnings import learning_create
-from facts.recall import fact_recall
 from facts.schemas import (
     BatchOut,
     FactBatchIn,
@@ -25,8 +24,6 @@ from facts.schemas import (
     LayerStatOut,
     LearningIn,
     LearningOut,
-    RecallIn,
-    RecallOut,
     StatsOut,
 )
 from facts.selectors import fact_as_dict
@@ -42,12 +39,10 @@ from facts.services.extraction import (
     memory_reviews_decide,
     memory_reviews_pending,
 )
-from facts.services.update import fact_delete, fact_update
-from memoryhub.errors import InvalidInput
-from memoryhub.forget import memory_forget
-from memoryhub.paging import next_page_url, page_window_check
-from memoryhub.recall import role_block, token_role_recall
-from memoryhub.refs import RowId
+from facts.services.update import fact_update
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.paging import next_page_url, page_window_check
+from memoryhub.engine.refs import RowId
 from teams.auth import read_auth, write_auth
 from teams.services import Actor, audit_log
 
@@ -338,7 +333,7 @@ def _etag(fact) -> str:
     return f'"{fact.version}"'
 
 
-def _if_match(request: HttpRequest) -> str | None:
+def if_match_version(request: HttpRequest) -> str | None:
     """The version an ``If-Match`` header names (None: change whatever is there)."""
     header = request.headers.get("If-Match", "").strip()
     if not header or header == "*":
@@ -369,48 +364,10 @@ def update_memory(
         actor=Actor.from_request(request),
         fact=fact,
         changes=changes,
-        expected_version=_if_match(request),
+        expected_version=if_match_version(request),
     )
     response["ETag"] = _etag(fact)
     return fact_as_dict(fact)
-
-
-@router.delete("/memories/{fact_id}", response={200: dict, 204: None}, auth=write_auth)
-def delete_memory(request: HttpRequest, fact_id: int, cascade: bool = False) -> Status:
-    """Delete a memory you own, with its index entries and vector (with `If-Match`,
-    only if it is still the version you read). With `cascade=true` it is forgotten with
-    everything derived from it, as `POST /api/forget` does, and the answer is the
-    receipt."""
-    fact = selectors.fact_get_visible(user=request.user, fact_id=fact_id)
-    actor = Actor.from_request(request)
-    if cascade:
-        return Status(200, memory_forget(actor=actor, topic=f"fact {fact_id}", ids=[fact_id]))
-    fact_delete(actor=actor, fact=fact, expected_version=_if_match(request))
-    return Status(204, None)
-
-
-@router.post("/recall", response=RecallOut, auth=read_auth, tags=["recall"])
-def recall(request: HttpRequest, payload: RecallIn) -> dict[str, Any]:
-    """The `## Recalled Facts` block for a message, with each item's score breakdown."""
-    actor = Actor.from_request(request)
-    result = fact_recall(
-        actor=actor,
-        query=payload.query,
-        project=payload.project,
-        max_items=payload.max_items,
-        char_budget=payload.char_budget,
-    )
-    role = actor.token.role if actor.token is not None else ""
-    role_items = token_role_recall(actor=actor, query=payload.query, project=payload.project)
-    block = "\n\n".join(part for part in (result.block, role_block(role, role_items)) if part)
-    return {
-        "block": block,
-        "items": [item.as_dict() for item in result.items],
-        "mode": result.mode,
-        "notes": result.notes,
-        "role": role,
-        "role_items": role_items,
-    }
 
 
 @router.post("/learnings", response={201: LearningOut}, auth=write_auth, tags=["learnings"])

@@ -46,11 +46,12 @@ from dataclasses import dataclass, replace
 
 from django.db import connection
 
-from facts.models import Category, Fact, MemoryConfig, Status, Tier
+from facts.models import Category, Fact, Status, Tier
 from facts.search import FACT_KEYS
-from memoryhub.db.bulk import rows_by_ids
-from memoryhub.search.readahead import READERS, read_ahead
-from memoryhub.search.text import STOPWORDS, WORD
+from memoryhub.engine.db.bulk import rows_by_ids
+from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.search.readahead import READERS, read_ahead
+from memoryhub.engine.search.text import STOPWORDS, WORD
 
 # Bump whenever the keys of a stored fact would come out differently.
 KEYS_VERSION = 4

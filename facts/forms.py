@@ -7,14 +7,15 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 
-from facts.models import Category, Layer, MemoryConfig, Source, Status
+from facts.models import Category, Layer, Source, Status
 from facts.ranking import RecallTuning
 from facts.selectors import SORTS
 from facts.services.config import SECRET_FIELDS
-from memoryhub.cleaning import MAX_TAG_LENGTH
-from memoryhub.errors import InvalidInput
-from memoryhub.search import SearchMode
-from memoryhub.unicode import UNSTORABLE
+from memoryhub.engine.cleaning import MAX_TAG_LENGTH
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.search import SearchMode
+from memoryhub.engine.unicode import UNSTORABLE
 from teams.models import Visibility
 
 

@@ -24,13 +24,13 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from facts.models import Category, Fact, Tier
-from facts.selectors import memory_config_get
 from facts.services.cleaning import fact_input_clean
 from facts.services.create import fact_from_input
 from facts.services.embedding import queue_embedding
 from facts.sessions import facts_index_written
-from memoryhub.errors import InvalidInput
-from memoryhub.refs import shortened
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.refs import shortened
 from teams.services import Actor, audit_log, scope_for_new_row
 
 FIELDS = ("skill", "content", "fleet", "agent", "fingerprint", "resolution")

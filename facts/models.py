@@ -3,11 +3,9 @@
 import hashlib
 import math
 from datetime import UTC, datetime
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import Group
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -213,96 +211,6 @@ class Fact(ScopedModel):
         )
 
 
-class EmbeddingProvider(models.TextChoices):
-    LOCAL = "local", "Local (all-MiniLM-L6-v2, on this machine)"
-    OPENAI = "openai", "OpenAI-compatible /embeddings endpoint"
-    LEGACY = "legacy", "Legacy {model, prompt} endpoint"
-
-
-def validate_endpoint_url(value: str) -> None:
-    """An http(s) URL of a model server. Unlike Django's URLValidator, a host name of
-    one label is fine: ``http://ollama:11434/v1`` names a container on the same network."""
-    message = f"Enter an http:// or https:// URL such as http://127.0.0.1:11434/v1, not {value!r}."
-    if not value:
-        return
-    if any(c.isspace() for c in value):
-        raise ValidationError(message)
-    try:
-        parts = urlsplit(value)
-        parts.port  # noqa: B018 -- raises ValueError for a port that is not a number 0-65535
-    except ValueError:
-        raise ValidationError(message) from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValidationError(message)
-
-
-class MemoryConfig(models.Model):
-    """The instance's memory settings: one row, edited under Settings -> Memory.
-
-    Environment variables give the defaults the row is created with (see README)."""
-
-    memory_enabled = models.BooleanField(default=True)
-    embeddings_enabled = models.BooleanField(default=True)
-    embeddings_provider = models.CharField(
-        max_length=16, choices=EmbeddingProvider.choices, default=EmbeddingProvider.LOCAL
-    )
-    embeddings_url = models.CharField(
-        max_length=200, blank=True, default="", validators=[validate_endpoint_url]
-    )
-    embeddings_model = models.CharField(max_length=200, blank=True, default="")
-    embeddings_api_key = models.CharField(max_length=500, blank=True, default="")
-    recall_max_items = models.PositiveIntegerField(default=8)
-    recall_char_budget = models.PositiveIntegerField(default=2000)
-    # {"preference": 2, ...}: at most that many items of a category per recall.
-    recall_category_budget = models.JSONField(default=dict, blank=True)
-    rrf_k = models.PositiveIntegerField(default=60)
-    # Overrides of the ranking stages' settings (``facts.ranking.RecallTuning``).
-    recall_tuning = models.JSONField(default=dict, blank=True)
-    weight_importance = models.FloatField(default=0.15)
-    weight_recency = models.FloatField(default=0.10)
-    weight_access = models.FloatField(default=0.05)
-    recency_half_life_days = models.FloatField(default=30.0)
-    max_content_length = models.PositiveIntegerField(default=2000)
-    max_active_facts = models.PositiveIntegerField(
-        default=1000, help_text="Per owner scope; 0 = no cap."
-    )
-    dedupe_similarity = models.FloatField(default=0.92)
-    distillation_enabled = models.BooleanField(default=False)
-    distillation_every_hours = models.PositiveIntegerField(default=12)
-    # Extracted facts wait in the review queue for their owner instead of being written.
-    extraction_review_required = models.BooleanField(default=False)
-    # A scope is distilled once it holds this many facts not yet rolled into a summary.
-    distillation_min_facts = models.PositiveIntegerField(default=12)
-    # When the last scheduled distillation ran (None: never).
-    distilled_at = models.DateTimeField(null=True, blank=True, editable=False)
-    llm_url = models.CharField(
-        max_length=200, blank=True, default="", validators=[validate_endpoint_url]
-    )
-    llm_model = models.CharField(max_length=200, blank=True, default="")
-    llm_api_key = models.CharField(max_length=500, blank=True, default="")
-    # Calls to the chat model that gave no usable answer, and the latest of them; written
-    # by ``memory_config_llm_error_record`` alone, with UPDATE ... SET n = n + 1, so every
-    # process adds to the same count.
-    llm_error_count = models.PositiveIntegerField(default=0, editable=False)
-    llm_last_error_at = models.DateTimeField(null=True, blank=True, editable=False)
-    llm_last_error_kind = models.CharField(max_length=16, blank=True, default="", editable=False)
-    llm_last_error_message = models.CharField(
-        max_length=300, blank=True, default="", editable=False
-    )
-    # The ``facts.dedupe.KEYS_VERSION`` the stored near-duplicate keys were built with
-    # (0: never built; the first write builds them).
-    fact_keys_version = models.PositiveIntegerField(default=0, editable=False)
-    updated_at = models.DateTimeField(default=timezone.now)
-
-    def __str__(self) -> str:
-        return "memory settings"
-
-    @property
-    def embedder_key(self) -> tuple[str, str, str]:
-        """What identifies the embedding model: a change means re-embedding."""
-        return (self.embeddings_provider, self.embeddings_url, self.embeddings_model)
-
-
 class FactKey(models.Model):
     """A hashed near-duplicate key of an active fact (see ``facts.dedupe``), on SQLite;
     PostgreSQL keeps a fact's keys in one ``FactKeyList`` (see ``facts.search``).
@@ -343,7 +251,7 @@ class KeyArrayField(models.Field):
 class FactKeyList(models.Model):
     """The near-duplicate keys of an active fact, all in one row: how PostgreSQL stores
     them, found through a GIN index on ``keys`` that its migration adds (see
-    ``memoryhub.search.keys``). Unused on SQLite, which keeps a ``FactKey`` row per key."""
+    ``memoryhub.engine.search.keys``). Unused on SQLite, which keeps a ``FactKey`` row per key."""
 
     fact = models.OneToOneField(Fact, on_delete=models.CASCADE, primary_key=True, related_name="+")
     keys = KeyArrayField()

@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memoryhub.errors import InvalidInput
-from memoryhub.search.text import STOPWORDS, content_stems, stem, words
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.search.text import STOPWORDS, content_stems, stem, words
 
 FUSIONS = ("minmax", "rrf")
 

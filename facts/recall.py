@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from facts.models import Fact, MemoryConfig, recency_score, use_score
+from facts.models import Fact, recency_score, use_score
 from facts.ranking import (
     Candidate,
     RecallTuning,
@@ -31,16 +31,17 @@ from facts.ranking import (
     without_names,
 )
 from facts.search import FACT_FTS, FACT_VECTORS
-from facts.selectors import memory_config_get
 from facts.services.access import fact_touch
 from facts.sessions import neighbours_in_sessions
-from memoryhub.db.durability import commit_unflushed
-from memoryhub.embeddings.configured import embedder_get
-from memoryhub.embeddings.pipeline import embed_soon
-from memoryhub.embeddings.remembered import remembered_vectors
-from memoryhub.errors import InvalidInput
-from memoryhub.search import Within, compile_within, ids_within, rrf
-from memoryhub.search.readahead import search_beside
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.db.durability import commit_unflushed
+from memoryhub.engine.embeddings.configured import embedder_get
+from memoryhub.engine.embeddings.pipeline import embed_soon
+from memoryhub.engine.embeddings.remembered import remembered_vectors
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.search import Within, compile_within, ids_within, rrf
+from memoryhub.engine.search.readahead import search_beside
 from teams.services import Actor, audit_log
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 neighbours (see ``facts.sessions``) and who said it in FTS5, vectors of what it says
 and who said it in sqlite-vec."""
 
-from memoryhub.search import FtsIndex, KeyIndex, VectorIndex
+from memoryhub.engine.search import FtsIndex, KeyIndex, VectorIndex
 
 # Content and the speaker's name weigh more than tags, tags more than the neighbours'
 # words, in bm25.

@@ -7,24 +7,22 @@ from datetime import date, datetime
 from itertools import batched
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Count, Prefetch, QuerySet
 
-from facts.dedupe import KEYS_VERSION
-from facts.models import Category, Fact, Layer, MemoryConfig, MemoryReview, Source, Status
+from facts.models import Category, Fact, Layer, MemoryReview, Source, Status
 from facts.search import FACT_FTS, FACT_VECTORS
-from memoryhub.cleaning import MAX_TAG_LENGTH
-from memoryhub.embeddings.configured import query_vector
-from memoryhub.errors import InvalidInput, NotFound
-from memoryhub.refs import id_of
-from memoryhub.search import (
+from memoryhub.engine.cleaning import MAX_TAG_LENGTH
+from memoryhub.engine.embeddings.configured import query_vector
+from memoryhub.engine.errors import InvalidInput, NotFound
+from memoryhub.engine.refs import id_of
+from memoryhub.engine.search import (
     SearchMode,
     match_all,
     search_box,
     search_mode_clean,
     search_query_clean,
 )
-from memoryhub.search.text import query_terms
+from memoryhub.engine.search.text import query_terms
 from teams.services import TEAM_NAME_MAX
 
 SORTS = {
@@ -47,31 +45,6 @@ FILTERS = (
     "created_to",
 )
 SEARCH_MAX_CHARS = 1000
-
-
-def memory_config_get() -> MemoryConfig:
-    """The instance's memory settings, created from the environment defaults."""
-    config = MemoryConfig.objects.filter(pk=1).first()
-    if config is None:
-        # With no fact stored yet, there are no keys to build.
-        keys_version = 0 if Fact.objects.exists() else KEYS_VERSION
-        config, _ = MemoryConfig.objects.get_or_create(
-            pk=1, defaults={**settings.MEMORY_DEFAULTS, "fact_keys_version": keys_version}
-        )
-    return config
-
-
-def chat_model_status(*, config: MemoryConfig) -> dict[str, Any]:
-    """What Settings -> Memory shows about the chat model: which one is in use (none:
-    the offline rules) and the calls that failed, as stored (not as a form edits them)."""
-    return {
-        "url": config.llm_url,
-        "model": config.llm_model,
-        "error_count": config.llm_error_count,
-        "last_error_at": config.llm_last_error_at,
-        "last_error_kind": config.llm_last_error_kind,
-        "last_error_message": config.llm_last_error_message,
-    }
 
 
 def fact_list_visible(

@@ -20,7 +20,7 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from facts.models import Fact, Status
 from facts.search import FACT_FTS, fts_values
-from memoryhub.db.bulk import queryset_rows_by_ids
+from memoryhub.engine.db.bulk import queryset_rows_by_ids
 from teams.models import Visibility
 
 # How much of each neighbour goes into a fact's entry.

@@ -3,10 +3,10 @@
 from celery import shared_task
 
 from facts.services import curation, distillation, embedding, extraction
-from memoryhub.embeddings import EmbeddingError
-from memoryhub.jobs import job_progress, job_run
-from memoryhub.models import Job
-from memoryhub.tasks import retried_while_failing
+from memoryhub.engine.embeddings import EmbeddingError
+from memoryhub.engine.jobs import job_progress, job_run
+from memoryhub.engine.models import Job
+from memoryhub.engine.tasks import retried_while_failing
 from teams.models import AgentToken
 from teams.services import Actor
 
@@ -71,24 +71,4 @@ def _extract_for_job(job: Job) -> dict:
         project=args["project"],
         visibility=args["visibility"],
         team=args["team"],
-    )
-
-
-@shared_task(name="facts.import", acks_late=True)
-def memories_import(job_id: int) -> dict | None:
-    """Import a large document, for a job: all of it in one transaction, or nothing
-    (a job done does not run again; a run cut short is safe to repeat, as importing is
-    idempotent)."""
-    return job_run(job_id=job_id, work=_import_for_job)
-
-
-def _import_for_job(job: Job) -> dict:
-    from memoryhub.imports import memories_import as import_document
-
-    args = job.arguments
-    token = AgentToken.objects.filter(pk=args.get("token")).first() if args.get("token") else None
-    return import_document(
-        actor=Actor(user=job.owner, token=token),
-        document=args["document"],
-        progress=lambda done, total: job_progress(job_id=job.pk, done=done, total=total),
     )

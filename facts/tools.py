@@ -1,5 +1,6 @@
-"""What agents may call of the fact store: ``recall``, ``memory_write``, ``memory_get``,
-``learning_write``.
+"""What agents may call of the fact store: ``memory_write``, ``memory_get``,
+``learning_write`` (``recall``, which adds the role preset's reads, is the agent
+surface's).
 
 Answers are compact: ids and the statements, so an agent spends few tokens; it reads
 a memory whole (provenance, scores, history) with ``memory_get``.
@@ -12,66 +13,10 @@ from pydantic import BaseModel, Field
 from facts import selectors
 from facts.learnings import learning_create
 from facts.models import Category
-from facts.recall import fact_recall
 from facts.services.create import fact_create
-from memoryhub.recall import role_block, token_role_recall
-from memoryhub.refs import RowId
-from memoryhub.toolkit import ToolAnswer, tool
+from memoryhub.engine.refs import RowId
+from memoryhub.engine.toolkit import ToolAnswer, tool
 from teams.services import Actor
-
-
-class RecallArguments(BaseModel):
-    query: str = Field(description="The message or question to recall memories for")
-    project: str | None = Field(None, description="Recall this project's memories too")
-    max_items: int | None = Field(None, ge=1, le=100)
-
-
-class RecalledItem(BaseModel):
-    id: int
-    content: str
-    category: str
-    score: float
-
-
-class RoleHit(BaseModel):
-    path: str
-    snippet: str
-    score: float
-    ts: str
-
-
-class RecallAnswer(BaseModel):
-    block: str = Field(description="The `## Recalled Facts` block, empty when nothing matches")
-    items: list[RecalledItem]
-    mode: str = Field(description="hybrid, keyword or disabled")
-    notes: list[str]
-    role_items: list[RoleHit] = Field(
-        default_factory=list, description="What your token's role preset adds"
-    )
-
-
-@tool(arguments=RecallArguments, answer=RecallAnswer)
-def recall(actor: Actor, args: RecallArguments) -> ToolAnswer:
-    """The memories relevant to a message, as the `## Recalled Facts` block to put in
-    the prompt; each item's id fetches it whole with memory_get."""
-    result = fact_recall(
-        actor=actor, query=args.query, project=args.project, max_items=args.max_items
-    )
-    items = [
-        {"id": item.id, "content": item.content, "category": item.category, "score": item.score}
-        for item in result.items
-    ]
-    role = actor.token.role if actor.token is not None else ""
-    role_items = token_role_recall(actor=actor, query=args.query, project=args.project)
-    block = "\n\n".join(part for part in (result.block, role_block(role, role_items)) if part)
-    data = {
-        "block": block,
-        "items": items,
-        "mode": result.mode,
-        "notes": result.notes,
-        "role_items": role_items,
-    }
-    return ToolAnswer(data=data, text=block or "No memories match.")
 
 
 class MemoryWriteArguments(BaseModel):
@@ -162,4 +107,4 @@ def learning_write(actor: Actor, args: LearningWriteArguments) -> ToolAnswer:
     return ToolAnswer(data=data, text=f"learning {fact.pk} added to skill {fact.skill}")
 
 
-TOOLS = [recall, memory_write, memory_get, learning_write]
+TOOLS = [memory_write, memory_get, learning_write]

@@ -31,11 +31,12 @@ from facts.services.curation import UNDO_SECONDS, BulkOutcome, facts_bulk_change
 from facts.services.embedding import facts_needing_embedding
 from facts.services.update import fact_delete, fact_update
 from facts.tasks import facts_backfill_embeddings
-from memoryhub.embeddings.configured import embedder_model_id
-from memoryhub.errors import ApplicationError, NotFound
-from memoryhub.htmx import htmx_partial, htmx_render
-from memoryhub.rendering import snippet_html
-from memoryhub.tasks import enqueue
+from memoryhub.engine.config import chat_model_status, memory_config_get
+from memoryhub.engine.embeddings.configured import embedder_model_id
+from memoryhub.engine.errors import ApplicationError, NotFound
+from memoryhub.engine.htmx import htmx_partial, htmx_render
+from memoryhub.engine.rendering import snippet_html
+from memoryhub.engine.tasks import enqueue
 from teams.selectors import memberships_of
 from teams.services import Actor
 
@@ -109,7 +110,7 @@ def _chart_context(user: Any) -> dict[str, Any]:
 
 def _embedding_progress(user: Any) -> dict[str, Any]:
     """Staff see the whole instance; everyone else their own facts."""
-    config = selectors.memory_config_get()
+    config = memory_config_get()
     facts = Fact.objects.all()
     pending = facts_needing_embedding(config)
     if not user.is_staff:
@@ -541,8 +542,8 @@ def settings_view(request: HttpRequest) -> HttpResponse:
     """Settings -> Memory: the instance's memory settings (staff)."""
     if not request.user.is_staff:
         raise PermissionDenied("Only staff can change the memory settings.")
-    config = selectors.memory_config_get()
-    chat_model = selectors.chat_model_status(config=config)
+    config = memory_config_get()
+    chat_model = chat_model_status(config=config)
     form = MemoryConfigForm(request.POST or None, instance=config)
     status = 200
     if request.method == "POST":

@@ -1,19 +1,10 @@
 from django.apps import AppConfig
-from django.conf import settings
 
 
 class MemoryHubConfig(AppConfig):
+    """The project: its management commands that start things (``runall``,
+    ``ensure_admin``, ``mcp``, ``migrate_to_postgres``) and the history of the rows that
+    moved to the engine and the surface."""
+
     name = "memoryhub"
     verbose_name = "MemoryHub"
-
-    def ready(self) -> None:
-        """Make the data directory's folders: the web server, the worker and every
-        command start here, while reading the settings alone writes nothing."""
-        import memoryhub.db.lookups  # noqa: F401  (registers ``any_of``)
-        from memoryhub.queue import queue_folders
-
-        folders = [settings.DATA_DIR, settings.STATIC_ROOT]
-        if not settings.REDIS_URL:
-            folders += queue_folders(settings.DATA_DIR)
-        for folder in folders:
-            folder.mkdir(parents=True, exist_ok=True)

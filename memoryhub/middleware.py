@@ -1,5 +1,5 @@
 """Refusing, before any view runs, query strings and paths holding text no engine stores
-(see ``memoryhub.unicode``): a NUL character (``%00``) would reach a PostgreSQL query as
+(see ``memoryhub.engine.unicode``): a NUL character (``%00``) would reach a PostgreSQL query as
 an error, so a request that carries one gets a 400 that says so, on either engine. JSON
 bodies are checked by the API's parser and the tools; form fields by Django's forms,
 which refuse NUL characters themselves."""
@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from memoryhub.errors import InvalidInput
-from memoryhub.unicode import UNSTORABLE, UNSTORABLE_TEXT
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.unicode import UNSTORABLE, UNSTORABLE_TEXT
 
 
 def _unstorable_part(request: HttpRequest) -> str | None:

@@ -16,7 +16,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 from django.utils.functional import lazy
 
-from memoryhub.queue import CONNECT_TIMEOUT_SECONDS, PUBLISH_RETRY_POLICY, celery_queue_settings
+from memoryhub.engine.queue import (
+    CONNECT_TIMEOUT_SECONDS,
+    PUBLISH_RETRY_POLICY,
+    celery_queue_settings,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -88,7 +92,7 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 # The data directory holds the SQLite database, the file queue, task results and the
 # generated secret key, so one folder is the whole state of a default install. Its
-# folders are made at start-up (``memoryhub.apps``), not when settings are read.
+# folders are made at start-up (``memoryhub.engine.apps``), not when settings are read.
 DATA_DIR = Path(env_str("MEMORYHUB_DATA_DIR", str(BASE_DIR / "var"))).resolve()
 
 
@@ -167,8 +171,13 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "ninja",
+    # Dependencies run one way: the project -> the surface -> the apps -> the engine ->
+    # teams. Agents see the tools in this order (recall, the other tools that span apps,
+    # then each app's).
     "memoryhub",
     "teams",
+    "memoryhub.engine",
+    "memoryhub.surface",
     "facts",
     "codegraph",
     "wiki",
@@ -212,7 +221,7 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------------------
 
-SQLITE_ENGINE = "memoryhub.db.sqlite3"
+SQLITE_ENGINE = "memoryhub.engine.db.sqlite3"
 POSTGRES_ENGINE = "django.db.backends.postgresql"
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:

@@ -4,7 +4,7 @@ from django.urls import include, path
 
 from memoryhub import views
 from memoryhub.api import api
-from memoryhub.mcp_server import mcp_view
+from memoryhub.surface.mcp_server import mcp_view
 
 urlpatterns = [
     path("", views.home_view, name="home"),

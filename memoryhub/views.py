@@ -15,17 +15,17 @@ from facts.services.extraction import (
     memory_reviews_decide,
     memory_reviews_pending,
 )
-from memoryhub.errors import ApplicationError, InvalidInput
-from memoryhub.forget import memory_forget, memory_forget_preview
-from memoryhub.htmx import htmx_render
-from memoryhub.imports import (
+from memoryhub.engine.errors import ApplicationError, InvalidInput
+from memoryhub.engine.htmx import htmx_render
+from memoryhub.engine.jobs import job_get_visible
+from memoryhub.engine.refs import id_of
+from memoryhub.surface.forget import memory_forget, memory_forget_preview
+from memoryhub.surface.imports import (
     document_parse,
     document_too_large,
     import_max_bytes,
     memories_import_request,
 )
-from memoryhub.jobs import job_get_visible
-from memoryhub.refs import id_of
 from teams.selectors import agent_token_list, memberships_of
 from teams.services import Actor, memory_settings_get
 
@@ -215,7 +215,7 @@ def _review_action(*, actor: Actor, action: str, data: Any) -> str:
 
 
 def _latest_distill_job(user: Any) -> Any:
-    from memoryhub.models import Job
+    from memoryhub.engine.models import Job
 
     return Job.objects.filter(owner=user, kind="distill").order_by("-created_at", "-id").first()
 

@@ -34,7 +34,7 @@ class MemberRoleForm(forms.Form):
 
 
 def tool_choices() -> list[tuple[str, str]]:
-    from memoryhub.tools import tool_names
+    from memoryhub.engine.toolkit import tool_names
 
     return [(name, name) for name in tool_names()]
 

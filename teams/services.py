@@ -19,10 +19,10 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from memoryhub.cleaning import clean_name
-from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
-from memoryhub.locking import row_for_update
-from memoryhub.refs import id_of, shortened
+from memoryhub.engine.cleaning import clean_name
+from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryhub.engine.locking import row_for_update
+from memoryhub.engine.refs import id_of, shortened
 from teams.models import (
     AgentToken,
     AuditEvent,
@@ -486,7 +486,7 @@ def _clean_tools(tools: list[str] | None) -> list[str] | None:
     """None (every tool) or the named tools, each one the registry knows."""
     if tools is None:
         return None
-    from memoryhub.tools import tool_names
+    from memoryhub.engine.toolkit import tool_names
 
     known = tool_names()
     unknown = sorted({str(name)[:64] for name in tools} - set(known))

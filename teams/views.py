@@ -14,9 +14,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse_lazy
 from django.views.decorators.http import require_POST
 
-from memoryhub.errors import ApplicationError
-from memoryhub.htmx import htmx_partial, htmx_render
-from memoryhub.imports import import_max_bytes
+from memoryhub.engine.errors import ApplicationError
+from memoryhub.engine.htmx import htmx_partial, htmx_render
 from teams import selectors, services
 from teams.forms import (
     AgentTokenForm,
@@ -375,6 +374,6 @@ def settings_view(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "teams/settings.html",
-        {"form": form, "max_bytes": import_max_bytes()},
+        {"form": form, "max_bytes": settings.MEMORYHUB_IMPORT_MAX_BYTES},
         status=status,
     )

@@ -44,7 +44,7 @@ from hypothesis.stateful import (
 
 from codegraph.models import CodeProject
 from facts.models import Fact
-from memoryhub.errors import ApplicationError
+from memoryhub.engine.errors import ApplicationError
 from teams.models import Membership, Visibility
 from teams.services import Actor, agent_token_create
 from wiki.models import Page, PageRevision

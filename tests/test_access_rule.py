@@ -91,7 +91,7 @@ def test_scope_for_new_row_uses_the_users_settings(owner, team):
 
 
 def test_scope_for_new_row_refuses_a_team_the_user_is_not_in(owner, team, other_team):
-    from memoryhub.errors import InvalidInput
+    from memoryhub.engine.errors import InvalidInput
     from teams.services import scope_for_new_row
 
     with pytest.raises(InvalidInput, match="not a member"):
@@ -101,7 +101,7 @@ def test_scope_for_new_row_refuses_a_team_the_user_is_not_in(owner, team, other_
 
 
 def test_team_visibility_needs_a_team(outsider):
-    from memoryhub.errors import InvalidInput
+    from memoryhub.engine.errors import InvalidInput
     from teams.services import scope_for_new_row
 
     with pytest.raises(InvalidInput, match="needs a team"):

@@ -29,7 +29,7 @@ from concepts.models import Entity
 from concepts.services import concept_alias_create, concept_graph_sync
 from facts.models import MemoryReview
 from facts.services.create import fact_create
-from memoryhub.jobs import job_create
+from memoryhub.engine.jobs import job_create
 from memoryhub.wsgi import application
 from teams.services import Actor
 from wiki.services import wiki_page_upsert

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memoryhub.db.bulk import (
+from memoryhub.engine.db.bulk import (
     IDS_PER_SELECT,
     MAX_PARAMS,
     insert_returning_ids,
@@ -61,7 +61,7 @@ def test_a_bulk_insert_breaking_a_constraint_raises_djangos_error_and_writes_not
 
     from django.db import IntegrityError, transaction
 
-    from memoryhub.db.bulk import pipelined
+    from memoryhub.engine.db.bulk import pipelined
 
     when = datetime(2026, 1, 2, tzinfo=UTC)
     rows = [("x.bad", "", "1", {}, when, ""), (None, "", "2", {}, when, "")]  # action: NOT NULL
@@ -110,7 +110,7 @@ def test_insert_rows_writes_every_row_through_statements_of_several_lengths():
 def test_a_table_outgrowing_its_statistics_is_analyzed_before_the_next_bulk_write():
     from django.db import connection
 
-    from memoryhub.db.bulk import analyze_when_grown
+    from memoryhub.engine.db.bulk import analyze_when_grown
 
     table = AuditEvent._meta.db_table
 
@@ -139,7 +139,7 @@ def test_a_table_another_process_is_analyzing_is_left_to_it():
 
     from django.db import connection, connections, transaction
 
-    from memoryhub.db.bulk import analyze_when_grown
+    from memoryhub.engine.db.bulk import analyze_when_grown
 
     table = AuditEvent._meta.db_table
     when = datetime(2026, 1, 2, tzinfo=UTC)

@@ -8,7 +8,7 @@ import time
 import pytest
 from celery import Celery
 
-from memoryhub.queue import celery_queue_settings
+from memoryhub.engine.queue import celery_queue_settings
 
 pytestmark = pytest.mark.integration
 
@@ -102,7 +102,7 @@ def test_a_fact_written_while_the_broker_is_down_is_kept_and_embedded_later(
     owner, agent_client, redis_url, start_worker, broker_at
 ):
     from facts.models import Fact
-    from memoryhub.tasks import queue_circuit
+    from memoryhub.engine.tasks import queue_circuit
 
     client = agent_client(owner)
     with broker_at(f"redis://127.0.0.1:{closed_port()}/0"):
@@ -133,7 +133,7 @@ def test_a_broker_that_hangs_up_is_tried_a_bounded_number_of_times_then_left_alo
     owner, agent_client, broker_at
 ):
     from facts.models import Fact
-    from memoryhub.tasks import queue_circuit
+    from memoryhub.engine.tasks import queue_circuit
 
     broker = HangUpBroker()
     client = agent_client(owner)
@@ -155,7 +155,7 @@ def test_a_broker_that_hangs_up_is_tried_a_bounded_number_of_times_then_left_alo
 def test_queueing_is_tried_again_once_the_circuit_has_been_open_long_enough(
     owner, agent_client, monkeypatch, broker_at
 ):
-    from memoryhub.tasks import queue_circuit
+    from memoryhub.engine.tasks import queue_circuit
 
     broker = HangUpBroker()
     try:

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from facts.models import Fact
-from memoryhub.client import (
+from memoryhub.surface.client import (
     AuthError,
     BadInput,
     ForgetPreview,
@@ -95,7 +95,7 @@ def test_the_errors_say_what_went_wrong(live_server, owner, make_token, hub):
 
 AGENT_LOOP = """
 import os
-from memoryhub.client import MemoryHub
+from memoryhub.surface.client import MemoryHub
 
 hub = MemoryHub(os.environ["MEMORYHUB_URL"], os.environ["MEMORYHUB_TOKEN"])
 system = "You are a helpful agent."

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from facts.models import Fact
-from memoryhub.models import Job
+from memoryhub.engine.models import Job
 from teams.models import AuditEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -176,7 +176,7 @@ def test_the_export_reads_its_rows_in_chunks_whatever_their_number(
 
 
 def test_the_document_comes_in_pieces(owner, owner_client, remember, monkeypatch):
-    from memoryhub import export
+    from memoryhub.surface import export
 
     monkeypatch.setattr(export, "STREAM_PIECE_BYTES", 200)
     for n in range(5):

@@ -16,11 +16,12 @@ from django.db import connection
 
 from codegraph import services as codegraph_services
 from codegraph.models import CodeProject, ScanState, SourceFile, Symbol
-from facts.models import Fact, MemoryConfig
+from facts.models import Fact
 from facts.search import FACT_VECTORS
 from facts.services.create import fact_bulk_create
-from memoryhub.queue import celery_queue_settings
-from memoryhub.tasks import queue_circuit
+from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.queue import celery_queue_settings
+from memoryhub.engine.tasks import queue_circuit
 from teams.services import Actor
 
 pytestmark = [

@@ -11,9 +11,12 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from concepts.models import Entity, Mention, Triple
 from facts.models import Fact, Status
 from facts.search import FACT_FTS, FACT_KEYS, FACT_VECTORS
+from memoryhub.surface.forget import memory_forget
 from teams.models import AuditEvent
+from teams.services import Actor
 from wiki.models import Page, PageRevision
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -199,7 +202,7 @@ def test_a_cascading_delete_forgets_one_fact_and_answers_the_receipt(alice, worl
 def test_the_file_keeps_no_trace_of_a_plain_delete_either(alice, owner, remember):
     fact = remember(owner, f"The vault combination is 31-41-59-{uuid.uuid4().hex[:6]}")
     assert alice.delete(f"/api/memories/{fact.pk}").status_code == 204
-    from memoryhub.db.storage import storage_scrub
+    from memoryhub.engine.db.storage import storage_scrub
 
     storage_scrub()
     name = Path(settings.DATABASES["default"]["TEST"]["NAME"])
@@ -255,3 +258,15 @@ def test_a_person_forgets_a_topic_through_the_preview(page, live_server, login, 
     page.wait_for_selector("text=Receipt #")
     assert not Fact.objects.filter(pk=world["salary"].pk).exists()
     assert Fact.objects.filter(pk=world["summary"].pk).exists()
+
+
+def test_forgetting_removes_the_triples_and_counts_them_in_the_receipt(owner, remember):
+    remember(owner, "Alice works at Acme Corp.")
+    secret = remember(owner, "Project Nightjar depends on Vaultbox.")
+
+    receipt = memory_forget(actor=Actor(user=owner), topic="Nightjar", ids=[secret.pk])
+
+    assert receipt["removed"]["triples"] == 1
+    assert not Entity.objects.filter(key__in=["project nightjar", "vaultbox"]).exists()
+    assert not Mention.objects.filter(name__icontains="nightjar").exists()
+    assert Triple.objects.count() == 1

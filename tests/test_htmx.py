@@ -5,7 +5,7 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 from django_htmx.middleware import HtmxMiddleware
 
-from memoryhub.htmx import htmx_partial, htmx_render
+from memoryhub.engine.htmx import htmx_partial, htmx_render
 
 HTMX = {"HX-Request": "true"}
 RESTORE = {"HX-Request": "true", "HX-History-Restore-Request": "true"}

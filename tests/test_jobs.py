@@ -2,8 +2,8 @@
 
 import pytest
 
-from memoryhub.jobs import job_create, job_fail, job_finish, job_progress, job_start
-from memoryhub.models import Job
+from memoryhub.engine.jobs import job_create, job_fail, job_finish, job_progress, job_start
+from memoryhub.engine.models import Job
 
 pytestmark = pytest.mark.django_db
 

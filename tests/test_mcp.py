@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from conftest import REPO_ROOT, worker_env
 from facts.models import Fact
-from memoryhub.tools import tool_registry
+from memoryhub.engine.toolkit import tool_registry
 from teams.models import AuditEvent
 from teams.services import Actor, agent_token_revoke
 

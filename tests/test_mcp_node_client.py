@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO_ROOT
 from facts.models import Fact
-from memoryhub.tools import tool_registry
+from memoryhub.engine.toolkit import tool_registry
 from teams.models import AuditEvent
 from teams.services import Actor, agent_token_revoke
 

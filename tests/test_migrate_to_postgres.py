@@ -19,7 +19,7 @@ from codegraph.services.scan import code_project_scan
 from concepts.models import Triple
 from facts.models import Fact
 from facts.search import FACT_FTS, FACT_VECTORS
-from memoryhub.db import embedded_postgres
+from memoryhub.engine.db import embedded_postgres
 from teams.services import Actor
 from wiki.models import Page, PagePassage
 from wiki.services import wiki_page_upsert

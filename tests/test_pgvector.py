@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 
 from facts.search import FACT_VECTORS
-from memoryhub.search import postgres as pg
+from memoryhub.engine.search import postgres as pg
 
 pytestmark = [
     pytest.mark.postgresql_only("pgvector's HNSW index and its settings"),

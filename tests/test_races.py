@@ -136,7 +136,7 @@ def test_updates_of_a_row_deleted_meanwhile_answer_not_found_and_insert_nothing(
 ):
     from django.contrib.auth import get_user_model
 
-    from memoryhub.errors import NotFound
+    from memoryhub.engine.errors import NotFound
     from teams.models import AgentToken, Membership
     from teams.services import (
         Actor,

@@ -3,7 +3,7 @@ so odd digits and huge numbers get a 4xx, never a 500."""
 
 import pytest
 
-from memoryhub.refs import MAX_ID, id_of
+from memoryhub.engine.refs import MAX_ID, id_of
 
 ODD = ["²", "٣", str(10**30)]
 

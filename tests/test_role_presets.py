@@ -13,9 +13,9 @@ from django.test import Client
 
 from facts.learnings import learning_create
 from facts.models import Fact
-from memoryhub.errors import InvalidInput, NotFound
-from memoryhub.models import RolePreset
-from memoryhub.recall import tiered_recall
+from memoryhub.engine.errors import InvalidInput, NotFound
+from memoryhub.surface.models import RolePreset
+from memoryhub.surface.recall import tiered_recall
 from teams.models import AuditEvent
 from teams.services import Actor
 from wiki.models import Page

@@ -5,9 +5,9 @@ there are enough."""
 import pytest
 
 from facts.search import FACT_FTS
-from memoryhub.search import fts
-from memoryhub.search.remembered import Remembered
-from memoryhub.search.text import match_any, match_pairs, query_terms
+from memoryhub.engine.search import fts
+from memoryhub.engine.search.remembered import Remembered
+from memoryhub.engine.search.text import match_any, match_pairs, query_terms
 
 
 def test_match_pairs_pairs_the_words_and_quotes_them():
@@ -130,7 +130,7 @@ def test_a_pairs_query_finds_every_row_the_pairs_match(indexed, monkeypatch):
     rows found are those the whole query matches."""
     from django.db import connection
 
-    from memoryhub.search import postgres as pg
+    from memoryhub.engine.search import postgres as pg
 
     monkeypatch.setattr(pg, "_common_shares", Remembered(pg.STATISTICS_TTL))
     with connection.cursor() as cursor:
@@ -151,7 +151,7 @@ def test_a_common_word_is_counted_from_the_statistics_and_a_rare_one_exactly(db,
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from memoryhub.search import postgres as pg
+    from memoryhub.engine.search import postgres as pg
 
     monkeypatch.setattr(pg, "_common_shares", Remembered(pg.STATISTICS_TTL))
     monkeypatch.setattr(fts, "_row_counts", Remembered(fts.ROW_COUNT_TTL))

@@ -53,7 +53,7 @@ def test_connection_uses_wal_busy_timeout_and_immediate_transactions():
 def test_this_python_may_lack_enable_load_extension_and_vec_still_loads():
     """The engine must not depend on enable_load_extension; whichever path this Python
     takes, a fresh raw connection in the process can use vec once the engine ran."""
-    from memoryhub.db import vec
+    from memoryhub.engine.db import vec
 
     vec.prepare_process()
     raw = sqlite3.connect(":memory:")
@@ -64,7 +64,7 @@ def test_this_python_may_lack_enable_load_extension_and_vec_still_loads():
 
 
 def test_missing_vec_fails_with_a_message_that_says_what_to_do():
-    from memoryhub.db import vec
+    from memoryhub.engine.db import vec
 
     class ConnectionWithoutVec:
         def execute(self, sql: str) -> None:

@@ -9,8 +9,8 @@ from django.test import Client
 from django.utils import timezone
 
 from facts.models import Fact
-from memoryhub.errors import Forbidden, InvalidInput
-from memoryhub.recall import tiered_recall, tiered_score
+from memoryhub.engine.errors import Forbidden, InvalidInput
+from memoryhub.surface.recall import tiered_recall, tiered_score
 from teams.models import AuditEvent
 from teams.services import Actor
 from wiki.models import Page

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from facts.models import Fact
-from memoryhub.tools import tool_registry
+from memoryhub.engine.toolkit import tool_registry
 from teams.models import AuditEvent
 from teams.services import Actor, agent_token_revoke
 

@@ -7,9 +7,9 @@ import pytest
 from django.db import connection, transaction
 
 from facts.search import FACT_VECTORS
-from memoryhub.search import fts, vectors
-from memoryhub.search.mirror import INT8_SCALE, IndexCopy, int8_matrix, sign_bits
-from memoryhub.search.remembered import Remembered
+from memoryhub.engine.search import fts, vectors
+from memoryhub.engine.search.mirror import INT8_SCALE, IndexCopy, int8_matrix, sign_bits
+from memoryhub.engine.search.remembered import Remembered
 
 # PostgreSQL searches pgvector's own index; nothing is copied into memory.
 pytestmark = pytest.mark.sqlite_only("in-memory copies of sqlite-vec indexes")

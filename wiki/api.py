@@ -5,7 +5,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Query, Router, Schema, Status
 
-from memoryhub.paging import next_page_url, page_window_check
+from memoryhub.engine.paging import next_page_url, page_window_check
 from teams.auth import read_auth, write_auth
 from teams.services import Actor
 from wiki import selectors, services

@@ -5,7 +5,7 @@ from typing import Any
 
 from django import forms
 
-from memoryhub.search import SearchMode
+from memoryhub.engine.search import SearchMode
 from teams.models import Visibility
 from wiki.models import Kind
 

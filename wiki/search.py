@@ -3,7 +3,7 @@ of each passage of its text (see ``PagePassage``) in sqlite-vec."""
 
 import re
 
-from memoryhub.search import FtsIndex, VectorIndex
+from memoryhub.engine.search import FtsIndex, VectorIndex
 
 # A word in the title or the tags says more about a page than one in its body.
 PAGE_FTS = FtsIndex(

@@ -12,13 +12,13 @@ from typing import Any
 
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
-from memoryhub.cleaning import MAX_TAG_LENGTH
-from memoryhub.embeddings.configured import query_vector
-from memoryhub.errors import InvalidInput, NotFound
-from memoryhub.refs import shortened
-from memoryhub.search import search_box, search_mode_clean, search_query_clean
-from memoryhub.search.hybrid import MAX_NEAR, SearchMode
-from memoryhub.search.vectors import VectorHit
+from memoryhub.engine.cleaning import MAX_TAG_LENGTH
+from memoryhub.engine.embeddings.configured import query_vector
+from memoryhub.engine.errors import InvalidInput, NotFound
+from memoryhub.engine.refs import shortened
+from memoryhub.engine.search import search_box, search_mode_clean, search_query_clean
+from memoryhub.engine.search.hybrid import MAX_NEAR, SearchMode
+from memoryhub.engine.search.vectors import VectorHit
 from teams.models import Membership, Role, Visibility
 from teams.services import Actor
 from wiki.models import MAX_TITLE_CHARS, Page, PagePassage, PageRevision

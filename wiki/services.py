@@ -17,12 +17,16 @@ from django.db.models import Max, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
-from memoryhub.cleaning import clean_name, clean_tags
-from memoryhub.embeddings.configured import embedder_get, embedder_model_id, embeddings_enabled
-from memoryhub.embeddings.pipeline import embed_chunks
-from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
-from memoryhub.locking import row_for_update
-from memoryhub.tasks import enqueue_on_commit
+from memoryhub.engine.cleaning import clean_name, clean_tags
+from memoryhub.engine.embeddings.configured import (
+    embedder_get,
+    embedder_model_id,
+    embeddings_enabled,
+)
+from memoryhub.engine.embeddings.pipeline import embed_chunks
+from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryhub.engine.locking import row_for_update
+from memoryhub.engine.tasks import enqueue_on_commit
 from teams.models import Visibility
 from teams.services import Actor, audit_log, resolve_team, scope_for_new_row
 from wiki import scanner

@@ -2,8 +2,8 @@
 
 from celery import shared_task
 
-from memoryhub.embeddings import EmbeddingError
-from memoryhub.tasks import retried_while_failing
+from memoryhub.engine.embeddings import EmbeddingError
+from memoryhub.engine.tasks import retried_while_failing
 from wiki import services
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memoryhub.toolkit import ToolAnswer, tool
+from memoryhub.engine.toolkit import ToolAnswer, tool
 from teams.services import Actor
 from wiki import selectors, services
 from wiki.models import Kind

@@ -10,9 +10,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from memoryhub.errors import ApplicationError, NotFound
-from memoryhub.htmx import htmx_render
-from memoryhub.rendering import snippet_html
+from memoryhub.engine.errors import ApplicationError, NotFound
+from memoryhub.engine.htmx import htmx_render
+from memoryhub.engine.rendering import snippet_html
 from teams.services import Actor
 from wiki import selectors, services
 from wiki.forms import PageFilterForm, PageForm

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceFile, Symbol
 from codegraph.search import SYMBOL_FTS
-from memoryhub.cleaning import clean_name
-from memoryhub.errors import Conflict, Forbidden, InvalidInput
+from memoryhub.engine.cleaning import clean_name
+from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput
 from teams.models import Membership, Visibility
 from teams.services import Actor, audit_log, scope_for_new_row
 
@@ -217,7 +217,7 @@ def code_project_scan_request(
 def _scan_queue(*, actor: Actor, code_project: CodeProject) -> None:
     """Audit a scan request and queue the scan once the transaction commits."""
     from codegraph.tasks import codegraph_scan
-    from memoryhub.tasks import enqueue_on_commit
+    from memoryhub.engine.tasks import enqueue_on_commit
 
     audit_log(
         actor=actor,

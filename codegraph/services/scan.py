@@ -27,8 +27,8 @@ from codegraph.services.examine import (
     source_tree_walk,
 )
 from codegraph.services.projects import _index_clear, code_root_access_check, code_root_validate
-from memoryhub.db.bulk import insert_rows, update_rows
-from memoryhub.errors import ApplicationError
+from memoryhub.engine.db.bulk import insert_rows, update_rows
+from memoryhub.engine.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def code_project_scans_catch_up() -> list[int]:
     worker died. Idempotent: each such project is queued once per period, and a scan
     delivered twice runs once. Returns the ids queued."""
     from codegraph.tasks import codegraph_scan
-    from memoryhub.tasks import enqueue_on_commit
+    from memoryhub.engine.tasks import enqueue_on_commit
 
     now = timezone.now()
     stale = _no_sign_of_life(now)

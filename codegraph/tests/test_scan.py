@@ -10,7 +10,7 @@ from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceF
 from codegraph.search import SYMBOL_FTS
 from codegraph.services import examine
 from codegraph.services import scan as scan_module
-from memoryhub.errors import InvalidInput
+from memoryhub.engine.errors import InvalidInput
 from teams.services import Actor
 
 pytestmark = pytest.mark.django_db

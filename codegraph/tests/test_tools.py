@@ -6,7 +6,7 @@ from django.core.management import CommandError, call_command
 from codegraph import services
 from codegraph.models import CodeProject
 from codegraph.tools import codegraph_query
-from memoryhub.errors import Forbidden, InvalidInput, NotFound
+from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
 from teams.services import Actor
 
 from . import test_scan as scan_helpers

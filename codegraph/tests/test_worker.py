@@ -5,7 +5,7 @@ from celery import Celery
 
 from codegraph import services
 from codegraph.models import CodeProject, ScanState
-from memoryhub.queue import celery_queue_settings
+from memoryhub.engine.queue import celery_queue_settings
 from teams.services import Actor
 
 from . import test_scan as scan_helpers

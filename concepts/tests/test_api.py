@@ -6,8 +6,8 @@ import pytest
 
 from concepts.models import Alias, Entity, Triple
 from concepts.tools import concept_query
-from memoryhub.errors import NotFound
-from memoryhub.models import Job
+from memoryhub.engine.errors import NotFound
+from memoryhub.engine.models import Job
 from teams.services import Actor
 
 pytestmark = pytest.mark.django_db

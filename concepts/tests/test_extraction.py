@@ -4,7 +4,7 @@ merged by aliases, and gone with the facts that stated them."""
 
 import pytest
 
-from concepts.models import Alias, Entity, FactExtraction, Mention, Triple
+from concepts.models import Alias, Entity, FactExtraction, Triple
 from concepts.normalise import entity_key
 from concepts.selectors import concept_entity_find_visible, concept_relations
 from concepts.services import (
@@ -13,14 +13,14 @@ from concepts.services import (
     concept_facts_extract,
     concept_graph_sync,
 )
-from facts.models import Fact, MemoryConfig
-from facts.selectors import memory_config_get
+from facts.models import Fact
 from facts.services.create import fact_bulk_create
 from facts.services.update import fact_delete, fact_update
-from memoryhub.errors import InvalidInput
-from memoryhub.forget import memory_forget
-from memoryhub.llm import ChatModelError
-from memoryhub.llm.tests.conftest import completion, serve, user_data  # noqa: F401
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.llm import ChatModelError
+from memoryhub.engine.llm.tests.conftest import completion, serve, user_data  # noqa: F401
+from memoryhub.engine.models import MemoryConfig
 from teams.services import Actor
 
 pytestmark = pytest.mark.django_db
@@ -105,18 +105,6 @@ def test_a_deleted_fact_takes_its_triples_and_the_entities_only_it_named(owner, 
     assert not Triple.objects.filter(fact_id=gone.pk).exists()
     assert not Entity.objects.filter(key="zanzibar").exists()
     assert Triple.objects.filter(fact=kept).count() == 1
-
-
-def test_forgetting_removes_the_triples_and_counts_them_in_the_receipt(owner, remember):
-    remember(owner, "Alice works at Acme Corp.")
-    secret = remember(owner, "Project Nightjar depends on Vaultbox.")
-
-    receipt = memory_forget(actor=Actor(user=owner), topic="Nightjar", ids=[secret.pk])
-
-    assert receipt["removed"]["triples"] == 1
-    assert not Entity.objects.filter(key__in=["project nightjar", "vaultbox"]).exists()
-    assert not Mention.objects.filter(name__icontains="nightjar").exists()
-    assert Triple.objects.count() == 1
 
 
 def test_an_alias_merges_two_names_and_removing_it_splits_them(owner, remember):

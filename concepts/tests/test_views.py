@@ -4,7 +4,7 @@ and the alias table, all through the access rule."""
 import pytest
 
 from concepts.models import Alias, Entity
-from memoryhub.models import Job
+from memoryhub.engine.models import Job
 
 pytestmark = pytest.mark.django_db
 

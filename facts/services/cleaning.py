@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from facts.models import Category, Fact, MemoryConfig, Origin, Sentiment, Source, Tier
-from memoryhub.cleaning import clean_tags
-from memoryhub.errors import InvalidInput
+from facts.models import Category, Fact, Origin, Sentiment, Source, Tier
+from memoryhub.engine.cleaning import clean_tags
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.models import MemoryConfig
 
 EXCERPT_LENGTH = 200
 IMPORT_KEY_LENGTH = Fact._meta.get_field("import_key").max_length

@@ -1,18 +1,16 @@
-"""Settings -> Memory: the instance settings staff change, and the chat model errors
-recorded beside them."""
+"""Settings -> Memory: the instance settings staff change, with what a change means for
+the fact store (its recall tuning checked, its vectors rebuilt for a new embedder)."""
 
-from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
-from facts.models import MemoryConfig
 from facts.ranking import RecallTuning
-from facts.selectors import memory_config_get
-from memoryhub.errors import Forbidden, InvalidInput
-from memoryhub.tasks import enqueue_on_commit
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.errors import Forbidden, InvalidInput
+from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log
 
 SECRET_FIELDS = ("embeddings_api_key", "llm_api_key")
@@ -59,22 +57,3 @@ def memory_config_update(*, actor: Actor, changes: dict[str, Any]) -> MemoryConf
 
         enqueue_on_commit(facts_backfill_embeddings)
     return config
-
-
-def memory_config_llm_error_record(*, kind: str, message: str, at: datetime) -> None:
-    """Count one failed chat model call and keep it as the last error, unless a later
-    one was recorded meanwhile. One UPDATE, so errors of every process add up.
-
-    ``message`` must hold no secret (the chat model client redacts its messages)."""
-    memory_config_get()  # the row exists from here on
-    newer = Q(llm_last_error_at__isnull=True) | Q(llm_last_error_at__lte=at)
-
-    def latest(field: str, value: Any) -> Case:
-        return Case(When(newer, then=Value(value)), default=F(field))
-
-    MemoryConfig.objects.filter(pk=1).update(
-        llm_error_count=F("llm_error_count") + 1,
-        llm_last_error_at=latest("llm_last_error_at", at),
-        llm_last_error_kind=latest("llm_last_error_kind", kind[:16]),
-        llm_last_error_message=latest("llm_last_error_message", message[:300]),
-    )

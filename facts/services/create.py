@@ -23,12 +23,12 @@ from facts.dedupe import (
 )
 from facts.models import Fact, Origin, Status
 from facts.search import FACT_FTS, FACT_KEYS
-from facts.selectors import memory_config_get
 from facts.services.cleaning import EXCERPT_LENGTH, FactInput, fact_input_clean
 from facts.services.embedding import queue_embedding
 from facts.services.retention import enforce_active_cap
 from facts.sessions import facts_index, facts_index_written
-from memoryhub.db.bulk import (
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.db.bulk import (
     analyze_when_grown,
     insert_returning_ids,
     insert_rows,
@@ -36,8 +36,8 @@ from memoryhub.db.bulk import (
     reserve_ids,
     update_rows,
 )
-from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
-from memoryhub.locking import writes_serialise
+from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryhub.engine.locking import writes_serialise
 from teams.services import Actor, audit_log, audit_log_many, scope_for_new_row
 
 # New facts of a batch are inserted this many items at a time.
@@ -96,7 +96,7 @@ def fact_from_input(*, actor: Actor, item: FactInput, scope: dict[str, Any]) -> 
 
 
 class FactRows:
-    """New facts written as plain rows (see ``memoryhub.db.bulk``): every column's
+    """New facts written as plain rows (see ``memoryhub.engine.db.bulk``): every column's
     value in model order, defaults filled in, and the saved rows handed back as
     ``Fact`` instances without going through the model layer per value."""
 

@@ -15,13 +15,14 @@ from django.utils import timezone
 from facts.dedupe import fact_keys_refresh
 from facts.models import Category, Fact, FactUndo, Status, UndoKind
 from facts.search import FACT_FTS, FACT_VECTORS
-from facts.selectors import fact_ids_editable, memory_config_get
+from facts.selectors import fact_ids_editable
 from facts.services.cleaning import clean_choice
 from facts.services.embedding import queue_embedding
 from facts.services.forgetting import derived_links
 from facts.services.update import fact_update
 from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
-from memoryhub.errors import ApplicationError, Conflict, InvalidInput, NotFound
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.errors import ApplicationError, Conflict, InvalidInput, NotFound
 from teams.models import AgentToken, Visibility
 from teams.services import Actor, audit_log_many
 

@@ -10,14 +10,15 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from facts.dedupe import fact_keys_refresh
-from facts.models import Category, Fact, MemoryConfig, Origin, Source, Status
+from facts.models import Category, Fact, Origin, Source, Status
 from facts.search import FACT_VECTORS
-from facts.selectors import memory_config_get
 from facts.services.cleaning import EXCERPT_LENGTH
 from facts.services.embedding import queue_embedding
 from facts.sessions import facts_index
-from memoryhub.errors import InvalidInput
-from memoryhub.tasks import enqueue_on_commit
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log
 
 # Sources summarised at once per scope, and summaries asked for.
@@ -89,8 +90,8 @@ def facts_distill(
     is written in one transaction. A model failure raises before anything is written,
     so every source stays as it was. Scopes never mix: a summary is read by exactly
     those who read its sources."""
-    from memoryhub.llm import SourceText
-    from memoryhub.llm.configured import llm_provider_get
+    from memoryhub.engine.llm import SourceText
+    from memoryhub.engine.llm.configured import llm_provider_get
 
     provider = llm_provider_get()
     scopes = distill_scopes(owner_id=owner_id, project=project)
@@ -210,7 +211,7 @@ def facts_distill_request(*, actor: Actor, project: str | None = None) -> Any:
     """Distill now: a job distilling the actor's due scopes (of ``project`` when
     given), queued once this commits."""
     from facts.tasks import facts_distill as facts_distill_task
-    from memoryhub.jobs import job_create
+    from memoryhub.engine.jobs import job_create
 
     if project is not None and (not isinstance(project, str) or len(project) > 200):
         raise InvalidInput("A project key is at most 200 characters.")

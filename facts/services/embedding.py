@@ -7,13 +7,14 @@ from typing import Any
 from django.core.cache import cache
 from django.db import transaction
 
-from facts.models import Fact, MemoryConfig, Status
+from facts.models import Fact, Status
 from facts.search import FACT_VECTORS
-from facts.selectors import memory_config_get
-from memoryhub.derived import facts_derived_queue
-from memoryhub.embeddings.configured import embedder_get, embedder_model_id
-from memoryhub.embeddings.pipeline import embed_chunks
-from memoryhub.tasks import enqueue_on_commit
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.derived import facts_derived_queue
+from memoryhub.engine.embeddings.configured import embedder_get, embedder_model_id
+from memoryhub.engine.embeddings.pipeline import embed_chunks
+from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.tasks import enqueue_on_commit
 
 EMBED_BATCH = 64
 # Facts one embedding task takes along besides its own, and how long a sweep may hold

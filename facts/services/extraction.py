@@ -7,13 +7,14 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from facts.models import Fact, MemoryConfig, MemoryReview, ReviewState
+from facts.models import Fact, MemoryReview, ReviewState
 from facts.search import FACT_FTS
-from facts.selectors import memory_config_get
 from facts.services.cleaning import EXCERPT_LENGTH
 from facts.services.create import WriteResult, fact_create
-from memoryhub.errors import ApplicationError, Conflict, InvalidInput, NotFound
-from memoryhub.tasks import enqueue_on_commit
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.errors import ApplicationError, Conflict, InvalidInput, NotFound
+from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log, scope_for_new_row
 
 # Longer conversations are extracted by a job, not in the request.
@@ -80,8 +81,8 @@ def memory_extract(
     (merge, supersede, cap), or, with review required, queued for their owner. A
     proposal saying another value of an active fact's subject supersedes it. Call
     outside a transaction: the model may take long."""
-    from memoryhub.llm import ChatMessage
-    from memoryhub.llm.configured import llm_provider_get
+    from memoryhub.engine.llm import ChatMessage
+    from memoryhub.engine.llm.configured import llm_provider_get
 
     scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility, project=project)
     if len(session_id) > 200:
@@ -145,7 +146,7 @@ def memory_extract_request(
     """A job extracting a long conversation, queued once this commits; the scope is
     checked now, so a job never fails on it later."""
     from facts.tasks import memory_extract as memory_extract_task
-    from memoryhub.jobs import job_create
+    from memoryhub.engine.jobs import job_create
 
     scope_for_new_row(user=actor.user, team=team, visibility=visibility, project=project)
     arguments = {

@@ -11,10 +11,10 @@ from django.utils import timezone
 from facts.dedupe import fact_keys_refresh
 from facts.models import Fact, FactUndo, Origin, Status, UndoKind
 from facts.search import FACT_FTS, FACT_VECTORS
-from facts.selectors import memory_config_get
 from facts.services.embedding import queue_embedding
 from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
-from memoryhub.errors import Forbidden
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.errors import Forbidden
 from teams.services import Actor
 
 

@@ -11,8 +11,7 @@ from django.db.models import Case, Value, When
 from django.utils import timezone
 
 from facts.dedupe import DuplicateFinder, fact_keys_refresh
-from facts.models import Fact, MemoryConfig, Status, fact_key
-from facts.selectors import memory_config_get
+from facts.models import Fact, Status, fact_key
 from facts.services.cleaning import FactInput, clean_choice, fact_input_clean
 from facts.services.create import (
     FactRows,
@@ -25,9 +24,11 @@ from facts.services.create import (
 from facts.services.embedding import queue_embedding
 from facts.services.retention import enforce_active_cap
 from facts.sessions import facts_index_written
-from memoryhub.db.bulk import insert_rows, update_rows
-from memoryhub.errors import InvalidInput
-from memoryhub.locking import writes_serialise
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.db.bulk import insert_rows, update_rows
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.locking import writes_serialise
+from memoryhub.engine.models import MemoryConfig
 from teams.models import Visibility
 from teams.services import Actor, audit_log, resolve_team, scope_for_new_row
 

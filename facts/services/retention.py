@@ -6,7 +6,8 @@ from typing import Any
 from django.utils import timezone
 
 from facts.dedupe import fact_keys_refresh
-from facts.models import Fact, MemoryConfig, Status
+from facts.models import Fact, Status
+from memoryhub.engine.models import MemoryConfig
 from teams.services import Actor, audit_log
 
 

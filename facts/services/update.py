@@ -8,14 +8,14 @@ from django.utils import timezone
 from facts.dedupe import fact_keys_refresh
 from facts.models import Category, Fact, Sentiment, Source, Status, Tier
 from facts.search import FACT_FTS, FACT_VECTORS
-from facts.selectors import memory_config_get
 from facts.services.cleaning import clean_choice, clean_content, clean_unit
 from facts.services.embedding import queue_embedding
 from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
-from memoryhub.cleaning import clean_tags
-from memoryhub.derived import facts_derived_prune
-from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
-from memoryhub.locking import row_for_update, writes_serialise
+from memoryhub.engine.cleaning import clean_tags
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.derived import facts_derived_prune
+from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryhub.engine.locking import row_for_update, writes_serialise
 from teams.services import Actor, audit_log, scope_for_new_row
 
 EDITABLE_FIELDS = (

@@ -12,11 +12,12 @@ from facts.dedupe import (
     signature,
     stored_keys,
 )
-from facts.models import Fact, MemoryConfig, Origin, Status
+from facts.models import Fact, Origin, Status
 from facts.search import FACT_KEYS
 from facts.services.config import memory_config_update
 from facts.services.create import fact_bulk_create
 from facts.services.update import fact_update
+from memoryhub.engine.models import MemoryConfig
 from teams.services import Actor
 
 VOCABULARY = [f"w{i}{'x' * (i % 7)}" for i in range(40)]
@@ -237,7 +238,7 @@ def test_a_batch_read_ahead_by_several_readers_finds_each_duplicate_in_its_place
     repeat of a stored fact, wherever it falls, merges into that fact, and the others
     are new."""
     from facts.dedupe import LOOK_AHEAD_CHUNK, LOOK_AHEAD_FIRST, look_ahead_chunks
-    from memoryhub.search.readahead import READERS
+    from memoryhub.engine.search.readahead import READERS
 
     actor = Actor(user=owner)
     places = ["Lisbon", "Oslo", "Quito", "Hanoi", "Perth", "Accra", "Lima"]

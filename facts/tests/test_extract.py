@@ -3,10 +3,10 @@ chat-model client against a local protocol server; the review queue."""
 
 import pytest
 
-from facts.models import Fact, MemoryConfig, MemoryReview
+from facts.models import Fact, MemoryReview
 from facts.services.extraction import EXTRACT_INLINE_CHARS
-from memoryhub.llm.tests.conftest import Reply, completion, serve  # noqa: F401
-from memoryhub.models import Job
+from memoryhub.engine.llm.tests.conftest import Reply, completion, serve  # noqa: F401
+from memoryhub.engine.models import Job, MemoryConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,7 +24,7 @@ CONVERSATION = [
 
 @pytest.fixture
 def alice(owner, team, agent_client):
-    from facts.selectors import memory_config_get
+    from memoryhub.engine.config import memory_config_get
 
     memory_config_get()  # the settings row the tests change
     return agent_client(owner)

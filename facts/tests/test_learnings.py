@@ -13,7 +13,6 @@ from django.test import Client
 
 from facts.learnings import learning_create
 from facts.models import Fact
-from memoryhub.recall import tiered_recall
 from teams.models import AuditEvent
 from teams.services import Actor
 
@@ -37,13 +36,14 @@ LEARNING = {
 
 
 def test_an_agent_appends_a_learning_that_the_skill_tier_reads(owner, make_token):
-    token, secret = make_token(owner, name="builder-7", fleet="blue")
+    _, secret = make_token(owner, name="builder-7", fleet="blue")
     response = post(bearer(secret), "/api/learnings", LEARNING)
     assert response.status_code == 201, response.content
     made = response.json()
     assert (made["skill"], made["fleet"], made["agent"]) == ("deploy", "blue", "builder-7")
     assert (made["fingerprint"], made["resolution"]) == ("rollout-stall", "INC-42")
-    items = tiered_recall(actor=Actor(user=owner, token=token), tier="skill", skill="deploy")
+    tiered = post(bearer(secret), "/api/recall/tiered", {"tier": "skill", "skill": "deploy"})
+    items = tiered.json()["items"]
     assert [i["path"] for i in items] == [f"skill/deploy/{made['id']}"]
     assert items[0]["snippet"].startswith("A cold cache stalls")
     whole = bearer(secret).get(f"/api/memories/{made['id']}").json()
@@ -98,9 +98,9 @@ def test_the_fingerprint_index_gives_a_clusters_learnings_and_resolution(
     assert (index["resolved"], index["resolutions"]) == (True, ["INC-42"])
     assert len(index["learnings"]) == 2
     # The skill tier narrows to a cluster, or to every fingerprinted learning.
-    actor = Actor(user=owner)
-    assert len(tiered_recall(actor=actor, tier="skill", fingerprint="rollout-stall")) == 2
-    assert len(tiered_recall(actor=actor, tier="skill", fingerprint="*")) == 3
+    for fingerprint, count in (("rollout-stall", 2), ("*", 3)):
+        skill_tier = {"tier": "skill", "fingerprint": fingerprint}
+        assert len(post(client, "/api/recall/tiered", skill_tier).json()["items"]) == count
     # An outsider's index of the same cluster is empty.
     theirs = bearer(make_token(outsider, name="theirs")[1])
     assert theirs.get("/api/learnings/fingerprints/rollout-stall").json()["learnings"] == []

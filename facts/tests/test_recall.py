@@ -2,9 +2,10 @@
 
 import pytest
 
-from facts.models import Fact, MemoryConfig
+from facts.models import Fact
 from facts.recall import fact_recall
-from memoryhub.errors import InvalidInput
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.models import MemoryConfig
 from teams.models import AuditEvent
 from teams.services import Actor
 

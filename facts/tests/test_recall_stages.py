@@ -12,7 +12,7 @@ from facts.services.create import fact_bulk_create
 from facts.services.forgetting import facts_forget
 from facts.services.update import fact_update
 from facts.sessions import neighbours_in_sessions
-from memoryhub.errors import InvalidInput
+from memoryhub.engine.errors import InvalidInput
 from teams.services import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,8 +8,8 @@ from html import unescape
 import pytest
 
 from facts.services.config import memory_config_update
-from memoryhub.errors import InvalidInput
-from memoryhub.search import search_query_clean
+from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.search import search_query_clean
 from teams.services import Actor
 from wiki.models import Page, PagePassage
 from wiki.search import PASSAGE_VECTORS
@@ -285,7 +285,7 @@ def test_a_surrogate_sent_as_raw_bytes_gets_an_answer(agent_client, owner, owner
 def test_search_queries_do_not_grow_with_the_hits(
     agent_client, owner, remember, django_assert_max_num_queries, monkeypatch
 ):
-    from memoryhub.search import fts
+    from memoryhub.engine.search import fts
 
     # Counts read again when their time runs out would add a query to either search.
     monkeypatch.setattr(fts, "ROW_COUNT_TTL", 3600.0)

@@ -4,7 +4,7 @@ import pytest
 
 from facts.models import Fact
 from facts.tools import memory_get, memory_write, recall
-from memoryhub.errors import Forbidden, InvalidInput
+from memoryhub.engine.errors import Forbidden, InvalidInput
 from teams.services import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,10 +10,11 @@ import pytest
 from django.test import Client
 
 from facts.forms import MemoryConfigForm
-from facts.models import Fact, MemoryConfig
-from facts.selectors import memory_config_get
-from facts.services.config import memory_config_llm_error_record, memory_config_update
+from facts.models import Fact
+from facts.services.config import memory_config_update
 from facts.services.create import fact_create
+from memoryhub.engine.config import memory_config_get, memory_config_llm_error_record
+from memoryhub.engine.models import MemoryConfig
 from teams.models import AuditEvent
 from teams.services import Actor
 

@@ -4,10 +4,11 @@ database the test reads."""
 import pytest
 from celery import Celery
 
-from facts.models import Fact, MemoryConfig
+from facts.models import Fact
 from facts.search import FACT_VECTORS
 from facts.services.create import fact_create
-from memoryhub.queue import celery_queue_settings
+from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.queue import celery_queue_settings
 from teams.services import Actor
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

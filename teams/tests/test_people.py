@@ -119,7 +119,7 @@ def test_bad_invites_are_refused_and_change_nothing(
 
 
 def test_a_username_with_a_lone_surrogate_is_refused(staff):
-    from memoryhub.errors import InvalidInput
+    from memoryhub.engine.errors import InvalidInput
     from teams.services import Actor, user_invite
 
     with pytest.raises(InvalidInput, match="letters, digits"):

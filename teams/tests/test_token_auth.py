@@ -103,7 +103,7 @@ def test_session_user_can_use_the_api_and_needs_csrf_for_writes(owner):
 
 
 def test_token_names_are_unique_among_active_tokens(owner, make_token):
-    from memoryhub.errors import Conflict
+    from memoryhub.engine.errors import Conflict
 
     token, _ = make_token(owner, name="bot")
     with pytest.raises(Conflict):
@@ -114,7 +114,7 @@ def test_token_names_are_unique_among_active_tokens(owner, make_token):
 
 
 def test_unknown_scope_is_refused(owner, make_token):
-    from memoryhub.errors import InvalidInput
+    from memoryhub.engine.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="Unknown scope admin"):
         make_token(owner, scopes=("read", "admin"))

@@ -30,7 +30,7 @@ import numpy as np
 from wiki.scanner.findings import Finding, finding
 
 if TYPE_CHECKING:
-    from memoryhub.embeddings.base import Embedder
+    from memoryhub.engine.embeddings.base import Embedder
 
 logger = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ class PassageModel:
 
 def local_embedder() -> Embedder:
     """The bundled embedder the weights were trained on (one per process)."""
-    from memoryhub.embeddings.factory import get_embedder
+    from memoryhub.engine.embeddings.factory import get_embedder
 
     return get_embedder(provider="local")
 
@@ -198,7 +198,7 @@ def _scored(text: str, model_file: Path | None) -> tuple[list[Passage], np.ndarr
     # A page is scanned before the transaction that saves it (which would hold the
     # database's write lock while it is embedded), then again inside it: the second
     # time its passages' vectors are remembered.
-    from memoryhub.embeddings.remembered import remembered_vectors
+    from memoryhub.engine.embeddings.remembered import remembered_vectors
 
     vectors = np.vstack(remembered_vectors(embedder, [p.text for p in pieces]))
     return pieces, model.scores(vectors), model.threshold

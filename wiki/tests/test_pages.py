@@ -3,7 +3,7 @@ approval, delete, bad input. Services and selectors, called directly."""
 
 import pytest
 
-from memoryhub.errors import Conflict, Forbidden, InvalidInput, NotFound
+from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
 from teams.models import AuditEvent
 from teams.services import Actor
 from wiki import selectors, services, tools

@@ -5,8 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from codegraph.tools import codegraph_query
-from memoryhub.cli import user_named
-from memoryhub.errors import ApplicationError
+from memoryhub.engine.cli import user_named
+from memoryhub.engine.errors import ApplicationError
 from teams.services import Actor
 
 

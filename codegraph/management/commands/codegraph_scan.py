@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from codegraph.models import ScanState
 from codegraph.services import code_project_register, code_project_scan
-from memoryhub.cli import ProgressBar, user_named
-from memoryhub.errors import ApplicationError
+from memoryhub.engine.cli import ProgressBar, user_named
+from memoryhub.engine.errors import ApplicationError
 from teams.services import Actor
 
 

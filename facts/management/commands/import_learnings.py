@@ -11,8 +11,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from facts.learnings import learnings_import
-from memoryhub.cli import command_progress, user_named
-from memoryhub.errors import ApplicationError
+from memoryhub.engine.cli import command_progress, user_named
+from memoryhub.engine.errors import ApplicationError
 from teams.services import Actor
 
 

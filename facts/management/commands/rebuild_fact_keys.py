@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from facts.dedupe import KEYS_VERSION, fact_keys_rebuild, fact_keys_stale
-from facts.selectors import memory_config_get
-from memoryhub.cli import ProgressBar
+from memoryhub.engine.cli import ProgressBar
+from memoryhub.engine.config import memory_config_get
 
 
 class Command(BaseCommand):

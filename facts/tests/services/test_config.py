@@ -3,7 +3,7 @@
 import pytest
 
 from facts.services.config import memory_config_update
-from memoryhub.errors import Forbidden
+from memoryhub.engine.errors import Forbidden
 from teams.services import Actor
 
 pytestmark = pytest.mark.django_db

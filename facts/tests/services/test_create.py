@@ -7,8 +7,8 @@ import pytest
 from facts.models import Fact, Origin, Status
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services.create import fact_bulk_create
-from memoryhub.embeddings.configured import embedder_get
-from memoryhub.errors import Forbidden, InvalidInput, NotFound
+from memoryhub.engine.embeddings.configured import embedder_get
+from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
 from teams.models import AuditEvent
 from teams.services import Actor
 

@@ -6,11 +6,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from facts.models import Fact, MemoryConfig
+from facts.models import Fact
 from facts.recall import fact_recall
 from facts.services.distillation import facts_distill, facts_distill_due
-from memoryhub.llm.tests.conftest import Reply, completion, serve, user_data  # noqa: F401
-from memoryhub.models import Job
+from memoryhub.engine.llm.tests.conftest import Reply, completion, serve, user_data  # noqa: F401
+from memoryhub.engine.models import Job, MemoryConfig
 from teams.services import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -100,7 +100,7 @@ def test_a_model_failing_halfway_writes_nothing(owner, facts, serve, settings): 
     server = serve(answer)
     settings.LLM_RETRIES = 0
     MemoryConfig.objects.filter(pk=1).update(llm_url=server.url, llm_model="test-model")
-    from memoryhub.llm import ChatModelError
+    from memoryhub.engine.llm import ChatModelError
 
     with pytest.raises(ChatModelError):
         facts_distill()

@@ -8,11 +8,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from facts.models import Fact, MemoryConfig
+from facts.models import Fact
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services.config import memory_config_update
 from facts.services.create import fact_bulk_create
 from facts.services.embedding import facts_backfill, facts_embed
+from memoryhub.engine.models import MemoryConfig
 from teams.services import Actor
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@
 import pytest
 
 from facts.models import Fact, Status
-from facts.selectors import memory_config_get
+from memoryhub.engine.config import memory_config_get
 from teams.models import AuditEvent
 
 pytestmark = pytest.mark.django_db

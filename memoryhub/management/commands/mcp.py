@@ -8,7 +8,7 @@ import anyio
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from mcp.server.stdio import stdio_server
 
-from memoryhub.mcp_server import ActorGone, mcp_server
+from memoryhub.surface.mcp_server import ActorGone, mcp_server
 from teams.services import Actor, TokenRejected, agent_token_authenticate
 
 

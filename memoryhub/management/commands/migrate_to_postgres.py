@@ -3,7 +3,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from memoryhub.db.move import move_to_postgres, source_total, target_migrate
+from memoryhub.engine.db.move import move_to_postgres, source_total, target_migrate
 
 
 class Command(BaseCommand):

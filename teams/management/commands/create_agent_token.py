@@ -1,7 +1,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryhub.errors import ApplicationError
+from memoryhub.engine.errors import ApplicationError
 from teams.services import Actor, agent_token_create
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryhub.cli import ProgressBar, user_named
+from memoryhub.engine.cli import ProgressBar, user_named
 from teams.services import Actor, audit_log
 from wiki import frontmatter, selectors
 from wiki.management.commands.wiki_import import ORG_DIR, PROJECTS_DIR

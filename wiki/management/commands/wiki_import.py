@@ -22,8 +22,8 @@ from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryhub.cli import ProgressBar, user_named
-from memoryhub.errors import ApplicationError
+from memoryhub.engine.cli import ProgressBar, user_named
+from memoryhub.engine.errors import ApplicationError
 from teams.models import Visibility
 from teams.services import Actor, resolve_team, scope_for_new_row
 from wiki import frontmatter, services

@@ -7,7 +7,7 @@ from itertools import pairwise
 
 import pytest
 
-from memoryhub.embeddings.local import LocalEmbedder
+from memoryhub.engine.embeddings.local import LocalEmbedder
 from teams.services import Actor
 from wiki import services
 from wiki.scanner import is_flagged, learned, scan
@@ -183,7 +183,7 @@ def test_a_save_embeds_its_text_before_taking_the_write_lock(owner, monkeypatch)
 
     from django.db import connection
 
-    from memoryhub.embeddings import remembered
+    from memoryhub.engine.embeddings import remembered
 
     calls: list[bool] = []
     embedder = learned.local_embedder()

@@ -1,0 +1,55 @@
+"""The instance settings (Settings -> Memory): the one row every app and the engine
+read, and the chat model errors recorded on it.
+
+What a change of a setting means for an app (the fact store re-embeds when the
+embedder changes, checks its recall tuning) is that app's workflow: see
+``facts.services.config``.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Case, F, Q, Value, When
+
+from memoryhub.engine.models import MemoryConfig
+
+
+def memory_config_get() -> MemoryConfig:
+    """The instance's memory settings, created from the environment defaults."""
+    config = MemoryConfig.objects.filter(pk=1).first()
+    if config is None:
+        config, _ = MemoryConfig.objects.get_or_create(pk=1, defaults=settings.MEMORY_DEFAULTS)
+    return config
+
+
+def chat_model_status(*, config: MemoryConfig) -> dict[str, Any]:
+    """What Settings -> Memory shows about the chat model: which one is in use (none:
+    the offline rules) and the calls that failed, as stored (not as a form edits them)."""
+    return {
+        "url": config.llm_url,
+        "model": config.llm_model,
+        "error_count": config.llm_error_count,
+        "last_error_at": config.llm_last_error_at,
+        "last_error_kind": config.llm_last_error_kind,
+        "last_error_message": config.llm_last_error_message,
+    }
+
+
+def memory_config_llm_error_record(*, kind: str, message: str, at: datetime) -> None:
+    """Count one failed chat model call and keep it as the last error, unless a later
+    one was recorded meanwhile. One UPDATE, so errors of every process add up.
+
+    ``message`` must hold no secret (the chat model client redacts its messages)."""
+    memory_config_get()  # the row exists from here on
+    newer = Q(llm_last_error_at__isnull=True) | Q(llm_last_error_at__lte=at)
+
+    def latest(field: str, value: Any) -> Case:
+        return Case(When(newer, then=Value(value)), default=F(field))
+
+    MemoryConfig.objects.filter(pk=1).update(
+        llm_error_count=F("llm_error_count") + 1,
+        llm_last_error_at=latest("llm_last_error_at", at),
+        llm_last_error_kind=latest("llm_last_error_kind", kind[:16]),
+        llm_last_error_message=latest("llm_last_error_message", message[:300]),
+    )
