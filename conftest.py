@@ -607,6 +607,10 @@ def role_presets(db) -> None:
     the data migration seeded)."""
     import importlib
 
-    from django.apps import apps
+    from memoryhub.surface.models import RolePreset
 
-    importlib.import_module("memoryhub.migrations.0003_role_preset_defaults").seed(apps, None)
+    shipped = importlib.import_module("memoryhub.migrations.0003_role_preset_defaults").DEFAULTS
+    for role, (description, entries) in shipped.items():
+        RolePreset.objects.get_or_create(
+            role=role, defaults={"description": description, "entries": entries}
+        )

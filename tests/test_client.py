@@ -59,7 +59,7 @@ def test_forgetting_previews_then_forgets(hub):
 
 def test_the_client_lists_and_calls_any_tool(hub):
     names = [t.name for t in hub.tools()]
-    assert names[:3] == ["recall", "memory_write", "memory_get"]
+    assert names[:4] == ["recall", "tiered_recall", "memory_forget", "memory_write"]
     forget = next(t for t in hub.tools() if t.name == "memory_forget")
     assert forget.destructive and not forget.read_only
     assert hub.tools_prompt().startswith("## MemoryHub tools")

@@ -157,3 +157,61 @@ def test_keys_stored_a_row_each_become_one_list_per_fact_and_still_find_duplicat
         actor=Actor(user=owner), data={"content": "the VPN gateway is vpn2 in Frankfurt!"}
     )
     assert (result.created, result.fact.pk) == (False, stored.pk)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_jobs_settings_and_role_presets_stored_before_the_move_keep_their_rows_and_grants(
+    owner, staff
+):
+    """The jobs and the instance settings moved to the engine, the role presets to the
+    surface: a database made before keeps every row, id and permission granted on them."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from memoryhub.engine.config import memory_config_get
+    from memoryhub.engine.models import Job, MemoryConfig
+    from memoryhub.surface.models import RolePreset
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([("engine", None), ("surface", None)])
+    try:
+        before = [("memoryhub", "0003_role_preset_defaults"), ("facts", "0021_fact_keys_matching")]
+        old = executor.loader.project_state(before).apps
+        assert {"memoryhub_job", "facts_memoryconfig", "memoryhub_rolepreset"} <= set(
+            connection.introspection.table_names()
+        )
+        job = old.get_model("memoryhub", "Job").objects.create(
+            owner_id=owner.pk, kind="distill", state="done", progress=1.0, result={"summaries": 2}
+        )
+        old.get_model("facts", "MemoryConfig").objects.update_or_create(
+            pk=1, defaults={"llm_url": "http://127.0.0.1:11434/v1", "recall_max_items": 5}
+        )
+        presets = old.get_model("memoryhub", "RolePreset")
+        presets.objects.create(role="tester", entries=[{"tier": "org"}])
+        preset_count = presets.objects.count()
+        content_types = old.get_model("contenttypes", "ContentType")
+        grant = old.get_model("auth", "Permission").objects.get(
+            codename="change_rolepreset",
+            content_type=content_types.objects.get(app_label="memoryhub", model="rolepreset"),
+        )
+        grant.user_set.add(staff.pk)
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+    tables = set(connection.introspection.table_names())
+    assert {"engine_job", "engine_memoryconfig", "surface_rolepreset"} <= tables
+    assert not {"memoryhub_job", "facts_memoryconfig", "memoryhub_rolepreset"} & tables
+    moved = Job.objects.get(pk=job.pk)
+    assert (moved.owner, moved.kind, moved.result) == (owner, "distill", {"summaries": 2})
+    config = memory_config_get()
+    assert (config.llm_url, config.recall_max_items) == ("http://127.0.0.1:11434/v1", 5)
+    assert MemoryConfig.objects.count() == 1
+    assert RolePreset.objects.count() == preset_count
+    assert RolePreset.objects.get(role="tester").entries == [{"tier": "org"}]
+    assert Permission.objects.filter(codename="change_rolepreset").count() == 1
+    assert get_user_model().objects.get(pk=staff.pk).has_perm("surface.change_rolepreset")
+    # New rows follow the copied ones.
+    assert Job.objects.create(owner=owner, kind="import").pk > job.pk

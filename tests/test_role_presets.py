@@ -191,7 +191,7 @@ def test_tiered_recall_by_role_over_rest_the_tool_and_the_command_line(owner, ma
 
 
 def change_url(role: str) -> str:
-    return f"/admin/memoryhub/rolepreset/{RolePreset.objects.get(role=role).pk}/change/"
+    return f"/admin/surface/rolepreset/{RolePreset.objects.get(role=role).pk}/change/"
 
 
 def form(entries: object, role: str = "scout") -> dict:

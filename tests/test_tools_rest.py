@@ -15,13 +15,14 @@ from teams.services import Actor, agent_token_revoke
 
 pytestmark = pytest.mark.django_db
 
+# Recall and the other tools that span apps first, then each app's.
 EVERY_TOOL = [
     "recall",
+    "tiered_recall",
+    "memory_forget",
     "memory_write",
     "memory_get",
     "learning_write",
-    "memory_forget",
-    "tiered_recall",
     "codegraph_query",
     "wiki_search",
     "wiki_read",
@@ -77,8 +78,8 @@ def test_a_read_only_token_lists_only_the_tools_it_can_call(owner, make_token):
     names = [t["name"] for t in bearer(secret).get("/api/tools").json()["tools"]]
     assert names == [
         "recall",
-        "memory_get",
         "tiered_recall",
+        "memory_get",
         "codegraph_query",
         "wiki_search",
         "wiki_read",

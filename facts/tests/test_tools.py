@@ -3,8 +3,9 @@
 import pytest
 
 from facts.models import Fact
-from facts.tools import memory_get, memory_write, recall
+from facts.tools import memory_get, memory_write
 from memoryhub.engine.errors import Forbidden, InvalidInput
+from memoryhub.engine.toolkit import tool_get
 from teams.services import Actor
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,6 +21,7 @@ def test_an_agent_writes_then_recalls_a_memory_in_a_few_tokens(agent):
     written = memory_write(actor=agent, content="The staging database is db-stage-2")
     assert written.data["outcome"] == "created"
     assert written.text == f"created memory {written.data['id']}"
+    recall = tool_get(name="recall")  # the agent surface's, with the role preset's reads
     answer = recall(actor=agent, query="which host is the staging database?")
     assert answer.text.startswith("## Recalled Facts\n- [fact] The staging database is")
     assert answer.data["items"][0]["id"] == written.data["id"]
@@ -71,6 +73,7 @@ def test_arguments_off_the_schema_are_refused_clearly(agent, arguments, says):
 
 
 def test_the_tools_declare_their_shape():
+    recall = tool_get(name="recall")
     assert recall.read_only and recall.idempotent and not recall.destructive
     assert memory_write.scope == "write" and not memory_write.read_only
     schema = memory_write.input_schema()
