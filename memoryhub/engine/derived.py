@@ -1,7 +1,7 @@
-"""What other apps derive from facts, kept in step by the fact store's writes.
+"""What other apps build out of facts, kept in step by the fact store's writes.
 
 The fact store calls these; it does not import the apps that read it, and neither does
-the engine: an app that derives rows from facts registers its followers when it loads
+the engine: an app that builds rows out of facts registers its followers when it loads
 (``AppConfig.ready``). New or changed facts are handed to each follower inside the
 writing transaction, which queues its work for after the commit; after facts are
 deleted (their derived rows cascade away with their foreign keys) each follower drops
@@ -37,6 +37,6 @@ def facts_derived_queue(*, fact_ids: Sequence[int]) -> None:
 
 
 def facts_derived_prune() -> None:
-    """Drop what derived from facts just deleted (inside the deleting transaction)."""
+    """Drop what was built out of facts just deleted (inside the deleting transaction)."""
     for follower in _deleted:
         follower()

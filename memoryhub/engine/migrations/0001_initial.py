@@ -7,22 +7,7 @@ import memoryhub.engine.models
 from django.conf import settings
 from django.db import migrations, models
 
-
-def content_types_moved(moves):
-    """Permissions hang on content types: the moved models keep theirs (and every grant
-    made on them) under the new app label."""
-
-    def forwards(apps, schema_editor, *, backwards=False):
-        ContentType = apps.get_model("contenttypes", "ContentType")
-        for old, new, model in moves:
-            old, new = (new, old) if backwards else (old, new)
-            if not ContentType.objects.filter(app_label=new, model=model).exists():
-                ContentType.objects.filter(app_label=old, model=model).update(app_label=new)
-
-    def backwards(apps, schema_editor):
-        forwards(apps, schema_editor, backwards=True)
-
-    return migrations.RunPython(forwards, backwards)
+from memoryhub.engine.db.model_moves import content_types_moved
 
 
 class Migration(migrations.Migration):
