@@ -474,7 +474,8 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     from codegraph.tools import codegraph_query
     from concepts.models import Entity
     from concepts.tools import concept_query
-    from facts.tools import memory_get, recall
+    from facts.tools import memory_get
+    from memoryhub.surface.tools import recall
     from wiki.tools import wiki_read, wiki_search
 
     def get(client, url, **params) -> str:
