@@ -378,7 +378,7 @@ def test_a_large_document_is_imported_by_a_job(teammate, teammate_client, settin
 def test_a_running_import_shows_its_progress_before_its_one_transaction_commits(
     teammate, teammate_client, settings, monkeypatch
 ):
-    from facts import tasks
+    from memoryhub.surface import tasks
 
     settings.MEMORYHUB_IMPORT_INLINE_FACTS = 2
     monkeypatch.setattr("facts.services.importing.IMPORT_PIECE", 2)
