@@ -48,6 +48,7 @@ from django.db import connection
 
 from facts.models import Category, Fact, Status, Tier
 from facts.search import FACT_KEYS
+from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.db.bulk import rows_by_ids
 from memoryhub.engine.models import MemoryConfig
 from memoryhub.engine.search.readahead import READERS, read_ahead
@@ -504,7 +505,14 @@ def fact_keys_stale() -> bool:
     """Whether the stored keys were built by another version of the rules. Read inside
     the writing transaction, so that one writer rebuilds and the next sees it done."""
     built = MemoryConfig.objects.filter(pk=1).values_list("fact_keys_version", flat=True)
-    return built.first() != KEYS_VERSION
+    if built.first() == KEYS_VERSION:
+        return False
+    if Fact.objects.exists():
+        return True
+    # With no fact stored yet there are no keys to build: the rules in force are current.
+    memory_config_get()
+    MemoryConfig.objects.filter(pk=1).update(fact_keys_version=KEYS_VERSION)
+    return False
 
 
 def fact_keys_rebuild(*, progress: Callable[[int, int], None] | None = None) -> int:
