@@ -10,6 +10,7 @@ FACT_FTS = FtsIndex(
     table="facts_fact_fts",
     columns=("content", "tags", "context", "speaker"),
     weights=(1.0, 0.5, 0.3, 1.0),
+    own=("content", "tags"),
 )
 FACT_VECTORS = VectorIndex(table="facts_fact_vec", dim=384)
 # Near-duplicate keys of active facts (``facts.dedupe``): ``FactKey`` rows on SQLite,

@@ -22,7 +22,7 @@ from memoryhub.engine.search import (
     search_mode_clean,
     search_query_clean,
 )
-from memoryhub.engine.search.text import query_terms
+from memoryhub.engine.search.topic import topic_match, topic_read
 from teams.services import TEAM_NAME_MAX
 
 SORTS = {
@@ -363,8 +363,12 @@ def fact_as_dict(fact: Fact) -> dict[str, Any]:
 
 # --- Forgetting -------------------------------------------------------------------------
 
-# Vector matches of a topic at least this close count as being about it.
-FORGET_SIMILARITY = 0.5
+# A fact holding some of a topic's words and at least this close to it in meaning is
+# certainly about it; one at least POSSIBLE close, or holding some of the words, may be.
+# (all-MiniLM-L6-v2: "being paged at night" ~ "Alice dislikes being paged for
+# non-critical alerts after 22:00" 0.39, ~ "Our status page is on Statuspage.io" 0.19.)
+FORGET_CERTAIN_SIMILARITY = 0.35
+FORGET_POSSIBLE_SIMILARITY = 0.5
 FORGET_MAX_MATCHES = 5000
 FORGET_VECTOR_CANDIDATES = 200
 
@@ -372,38 +376,56 @@ FORGET_VECTOR_CANDIDATES = 200
 @dataclass
 class ForgetMatch:
     fact: Fact
-    why: list[str]  # what matched: the topic's words, and how close in meaning
+    certain: bool  # about the topic beyond doubt (ticked); otherwise possibly (shown)
+    why: list[str]  # what matched: the topic's names and words, and how close in meaning
 
 
-def fact_forget_preview(
-    *, user: Any, topic: str, similarity: float = FORGET_SIMILARITY
-) -> list[ForgetMatch]:
-    """Every fact of ``user``'s own about ``topic``, in any category, layer or status:
-    those holding every word of it, and those close to it in meaning. Each says why it
-    matched. (A team admin deletes others' team facts one by one; a forget is about
-    what one's own memory holds.)"""
+def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
+    """Every fact of ``user``'s own that may be about ``topic``, in any category, layer
+    or status, each *certain* or *possible* with why. The topic is read as people say
+    it (``memoryhub.engine.search.topic``): its names and content words, matched in the
+    fact's own words (content and tags, never the words its session neighbours lend it
+    for recall), and its meaning. Certain: the fact names every name of the topic, or
+    (a topic without names) holds every content word, or holds some and is close in
+    meaning. Possible: it holds some of them, or is close in meaning alone. (A team
+    admin deletes others' team facts one by one; a forget is about what one's own
+    memory holds.)"""
     if not isinstance(topic, str) or not topic.strip():
         raise InvalidInput("Name the topic to forget.")
     if len(topic) > 500:
         raise InvalidInput("A topic is at most 500 characters.")
+    read = topic_read(topic)
     scope = Fact.objects.filter(owner_id=user.pk) if user.is_authenticated else Fact.objects.none()
-    why: dict[int, list[str]] = {}
-    terms = query_terms(topic)
-    hits = FACT_FTS.search(
-        match_all(topic, prefix_last=False, drop_stopwords=True),
-        limit=FORGET_MAX_MATCHES,
-        within=scope,
-    )
-    for hit in hits:
-        why[hit.id] = [f"holds the words {', '.join(terms)}"]
-    vector = query_vector(topic)
+    candidates: set[int] = set()
+    if read.search_words:
+        match = " OR ".join(match_all(w, prefix_last=False) for w in read.search_words)
+        hits = FACT_FTS.search(match, limit=FORGET_MAX_MATCHES, within=scope, columns=FACT_FTS.own)
+        candidates.update(hit.id for hit in hits)
+    closeness: dict[int, float] = {}
+    vector = query_vector(read.core) if not read.empty else None
     if vector is not None:
         for hit in FACT_VECTORS.knn(vector, k=FORGET_VECTOR_CANDIDATES, within=scope):
-            if hit.similarity >= similarity:
-                why.setdefault(hit.id, []).append(f"close in meaning ({hit.similarity:.2f})")
-    found = scope.select_related("owner", "team").in_bulk(list(why)[:FORGET_MAX_MATCHES])
-    matches = [ForgetMatch(fact=found[i], why=why[i]) for i in why if i in found]
-    matches.sort(key=lambda m: (-len(m.why), -m.fact.pk))
+            closeness[hit.id] = hit.similarity
+    candidates.update(i for i, s in closeness.items() if s >= FORGET_POSSIBLE_SIMILARITY)
+    matches: list[ForgetMatch] = []
+    found = scope.select_related("owner", "team").in_bulk(list(candidates)[:FORGET_MAX_MATCHES])
+    for pk, fact in found.items():
+        held = topic_match(read, f"{fact.content} {' '.join(fact.tags or [])}")
+        near = closeness.get(pk, 0.0)
+        why = []
+        if held.names:
+            why.append(f"names {', '.join(held.names)}")
+        if held.words:
+            why.append(f"holds the words {', '.join(held.words)}")
+        # Closeness counts alone from POSSIBLE on, beside some of the words from CERTAIN.
+        close = near >= (FORGET_CERTAIN_SIMILARITY if held.partial else FORGET_POSSIBLE_SIMILARITY)
+        if close:
+            why.append(f"close in meaning ({near:.2f})")
+        if not why:
+            continue
+        certain = held.certain or (not read.names and bool(held.words) and close)
+        matches.append(ForgetMatch(fact=fact, certain=certain, why=why))
+    matches.sort(key=lambda m: (not m.certain, -len(m.why), -m.fact.pk))
     return matches
 
 

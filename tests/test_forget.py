@@ -131,8 +131,17 @@ def test_forgetting_removes_the_facts_and_all_that_derives_from_them(alice, worl
     assert not FACT_KEYS.keys_of(gone)
     assert Fact.objects.filter(pk=world["teammates"].pk).exists()
     event = AuditEvent.objects.get(pk=receipt["receipt_id"])
-    assert (event.action, event.details["topic"]) == ("memory.forget", "salary zebras")
-    assert "98765" not in str(AuditEvent.objects.filter(actor=owner).values_list("details"))
+    assert event.action == "memory.forget" and sorted(event.details["fact_ids"]) == sorted(gone)
+    assert event.details["removed"]["facts"] == len(chosen)
+    # The topic is personal data too: the audit log keeps the counts, ids and time only.
+    logged = str(AuditEvent.objects.filter(actor=owner).values_list("details", "target_id"))
+    assert "98765" not in logged and "zebras" not in logged and "salary" not in logged
+
+
+def test_a_preview_leaves_no_trace_in_the_audit_log(alice, world, owner):
+    before = AuditEvent.objects.count()
+    post(alice, "/api/forget", {"topic": "salary zebras", "dry_run": True})
+    assert AuditEvent.objects.count() == before
 
 
 @pytest.mark.sqlite_only("reads the database file and its write-ahead log")

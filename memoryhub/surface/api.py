@@ -82,7 +82,8 @@ class ForgetIn(Schema):
     topic: str = Field(description="What to forget, in words: matched by words and meaning")
     dry_run: bool = Field(False, description="Only preview the matches")
     ids: list[RowId] | None = Field(
-        None, description="The facts to forget, chosen from the preview (default: all of it)"
+        None,
+        description="The facts to forget, chosen from the preview (default: its certain ones)",
     )
 
 
@@ -93,6 +94,13 @@ class ForgetMatchOut(Schema):
     layer: int
     status: str
     visibility: str
+    certain: bool = Field(description="About the topic beyond doubt; otherwise possibly")
+    why: list[str]
+
+
+class ForgetPossibleOut(Schema):
+    id: int
+    content: str
     why: list[str]
 
 
@@ -100,6 +108,8 @@ class ForgetPreviewOut(Schema):
     topic: str
     matches: list[ForgetMatchOut]
     count: int
+    certain: int = Field(description="How many of the matches are certain")
+    possible: int = Field(description="How many may be about it (shown, not chosen)")
 
 
 class ForgetReceiptOut(Schema):
@@ -109,18 +119,24 @@ class ForgetReceiptOut(Schema):
     regenerated: list[int]
     fact_ids: list[int]
     wiki_pages_not_editable: list[int]
+    possible: list[ForgetPossibleOut] = Field(
+        description="Without ids: the possible matches, kept; forget them by id if meant"
+    )
 
 
 @router.post(
     "/forget", response=ForgetPreviewOut | ForgetReceiptOut, tags=["forget"], auth=write_auth
 )
 def forget(request: HttpRequest, payload: ForgetIn) -> dict:
-    """Forget a topic. With `dry_run` first: every fact of yours about it, across
-    categories and layers, each with why it matched. Then with the `ids` you chose (or
-    none: every match): those facts go with everything derived from them (earlier
-    wordings, summaries and profiles left without sources; others are rebuilt from
-    what remains), their vectors, index rows and wiki quotations. The answer is the
-    receipt; the audit log keeps the topic and the counts, never the content."""
+    """Forget a topic, said as you would say it ("everything about my old job at Acme
+    Corp"). With `dry_run` first: every fact of yours that may be about it, across
+    categories and layers, each `certain` (it names the topic's names, or holds its
+    words) or possible (some of them, or close in meaning), with why. Then with the
+    `ids` you chose (or none: the certain ones; the possible ones are listed in the
+    answer, kept): those facts go with everything derived from them (earlier wordings,
+    summaries and profiles left without sources; others are rebuilt from what remains),
+    their vectors, index rows and wiki quotations. The answer is the receipt; the audit
+    log keeps the counts and ids, never the content nor the topic."""
     actor = Actor.from_request(request)
     if payload.dry_run:
         return memory_forget_preview(actor=actor, topic=payload.topic)

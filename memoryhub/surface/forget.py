@@ -6,8 +6,9 @@ and profiles left without sources (rebuilding those that keep some); the wiki ta
 verbatim quotations of them out of the pages the user may edit and their history; the
 concept graph loses their triples and the entities only they named. The
 indexes are then rewritten without the deleted entries and the database's log emptied,
-so nothing of it stays in the file. The audit event is the receipt: it names the topic
-and counts what went, never what it said.
+so nothing of it stays in the file. The audit event is the receipt: it counts what went
+and lists the ids, never what it said nor the topic (which is itself personal data); a
+preview keeps nothing.
 """
 
 from typing import Any
@@ -27,33 +28,45 @@ MAX_FORGET_IDS = 10_000
 
 
 def memory_forget_preview(*, actor: Actor, topic: str) -> dict[str, Any]:
-    """Every fact of the actor's about ``topic``, each with why it matched."""
-    matches = fact_forget_preview(user=actor.user, topic=topic)
+    """Every fact of the actor's that may be about ``topic``: the certain ones first (a
+    form ticks them), then the possible ones, each with why it matched."""
+    matches = [
+        {
+            "id": m.fact.pk,
+            "content": m.fact.content,
+            "category": m.fact.category,
+            "layer": m.fact.layer,
+            "status": m.fact.status,
+            "visibility": m.fact.visibility,
+            "certain": m.certain,
+            "why": m.why,
+        }
+        for m in fact_forget_preview(user=actor.user, topic=topic)
+    ]
     return {
         "topic": topic,
-        "matches": [
-            {
-                "id": m.fact.pk,
-                "content": m.fact.content,
-                "category": m.fact.category,
-                "layer": m.fact.layer,
-                "status": m.fact.status,
-                "visibility": m.fact.visibility,
-                "why": m.why,
-            }
-            for m in matches
-        ],
+        "matches": matches,
         "count": len(matches),
+        "certain": sum(1 for m in matches if m["certain"]),
+        "possible": sum(1 for m in matches if not m["certain"]),
     }
 
 
 def memory_forget(*, actor: Actor, topic: str, ids: list[int] | None = None) -> dict[str, Any]:
-    """Forget the facts ``ids`` (by default every match of the topic's preview) and all
-    that derives from them; the receipt of what went."""
+    """Forget the facts ``ids`` (by default the topic's certain matches) and all that
+    derives from them; the receipt of what went, listing the possible matches left
+    when the choice was the preview's."""
     if not isinstance(topic, str) or not topic.strip():
-        raise InvalidInput("Name the topic to forget: it is kept in the audit log.")
+        raise InvalidInput("Name the topic to forget.")
+    possible: list[dict[str, Any]] = []
     if ids is None:
-        ids = [m["id"] for m in memory_forget_preview(actor=actor, topic=topic)["matches"]]
+        matches = memory_forget_preview(actor=actor, topic=topic)["matches"]
+        ids = [m["id"] for m in matches if m["certain"]]
+        possible = [
+            {"id": m["id"], "content": m["content"], "why": m["why"]}
+            for m in matches
+            if not m["certain"]
+        ]
     if len(ids) > MAX_FORGET_IDS:
         raise InvalidInput(f"At most {MAX_FORGET_IDS} facts at a time.")
     with transaction.atomic():
@@ -83,7 +96,6 @@ def memory_forget(*, actor: Actor, topic: str, ids: list[int] | None = None) -> 
             target_type="topic",
             target_id="",
             details={
-                "topic": topic,
                 "removed": removed,
                 "fact_ids": fact_ids,
                 "regenerated": regenerated,
@@ -98,4 +110,5 @@ def memory_forget(*, actor: Actor, topic: str, ids: list[int] | None = None) -> 
         "regenerated": regenerated,
         "fact_ids": fact_ids,
         "wiki_pages_not_editable": quotes["not_editable"],
+        "possible": possible,
     }

@@ -101,6 +101,7 @@ class ForgetMatch(BaseModel):
     layer: int
     status: str
     visibility: str
+    certain: bool = Field(description="About the topic beyond doubt; otherwise possibly")
     why: list[str]
 
 
@@ -123,7 +124,8 @@ class MemoryForgetAnswer(BaseModel):
 )
 def memory_forget(actor: Actor, args: MemoryForgetArguments) -> ToolAnswer:
     """Forget a topic in two steps. First (dry_run, the default) it lists every memory
-    of yours about it with why it matched; then, with dry_run false and the ids you
+    of yours that may be about it with why it matched, the certain ones first (marked
+    "(maybe)": the others); then, with dry_run false and the ids you
     chose, those go with everything derived from them, and the answer is the receipt."""
     if args.dry_run:
         preview = memory_forget_preview(actor=actor, topic=args.topic)
@@ -133,10 +135,14 @@ def memory_forget(actor: Actor, args: MemoryForgetArguments) -> ToolAnswer:
         ]
         for match in matches:
             match["snippet"] = shortened(match["snippet"], SNIPPET)
-        lines = [f"{m['id']} [{m['category']}] {m['snippet']}" for m in matches]
+        lines = [
+            f"{m['id']} [{m['category']}] {'' if m['certain'] else '(maybe) '}{m['snippet']}"
+            for m in matches
+        ]
         data = {"topic": args.topic, "dry_run": True, "matches": matches, "count": len(matches)}
-        head = f"{len(matches)} memories about this topic" + (
-            "; forget them with dry_run false and their ids." if matches else "."
+        head = (
+            f"{preview['certain']} memories about this topic, {preview['possible']} that may be"
+            + ("; forget the ones meant with dry_run false and their ids." if matches else ".")
         )
         return ToolAnswer(data=data, text="\n".join([head, *lines]))
     if not args.ids:

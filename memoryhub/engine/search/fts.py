@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 
 from memoryhub.engine.search import postgres as pg
 from memoryhub.engine.search.remembered import Remembered
-from memoryhub.engine.search.text import match_any, match_pairs, query_terms
+from memoryhub.engine.search.text import in_columns, match_any, match_pairs, query_terms
 
 Within = tuple[str, tuple]
 
@@ -116,6 +116,11 @@ class FtsIndex:
     columns: tuple[str, ...]
     tokenize: str = "porter unicode61 remove_diacritics 2"
     weights: tuple[float, ...] = ()
+    # The columns holding the row's own words. A search that decides *which* rows are
+    # meant (exact search, a search box, forgetting) reads only these; the others (words
+    # borrowed from related rows, who said it) only add to a row's rank where a caller
+    # searches every column (recall). Empty: every column is the row's own.
+    own: tuple[str, ...] = ()
 
     def create_sql(self) -> str:
         cols = ", ".join(self.columns)
@@ -236,11 +241,14 @@ class FtsIndex:
         limit: int,
         within: "QuerySet | Within | None" = None,
         snippet_column: int | None = None,
+        columns: Sequence[str] | None = None,
     ) -> list[FtsHit]:
         """Best ``limit`` rows for an FTS5 ``match`` expression (build it with
-        ``memoryhub.engine.search.text``), restricted to ids of ``within`` when given."""
+        ``memoryhub.engine.search.text``), restricted to ids of ``within`` when given
+        and to rows holding the words in ``columns`` when given."""
         if not match:
             return []
+        match = in_columns(match, columns)
         select = f"rowid, {self._rank()}"
         if snippet_column is not None:
             select += f", snippet({self.table}, {snippet_column}, '[[', ']]', '…', 16)"
@@ -257,8 +265,10 @@ class FtsIndex:
         limit: int,
         within: "QuerySet | Within | None" = None,
         snippet_column: int | None = None,
+        columns: Sequence[str] | None = None,
     ) -> list[FtsHit]:
-        """The best ``limit`` rows for any of the words of ``text`` (with snippets of
+        """The best ``limit`` rows for any of the words of ``text`` in ``columns`` (all
+        when None) (with snippets of
         ``snippet_column``, as ``search`` gives them).
 
         Scoring every row that shares one common word ("runs", "tests") is what makes a
@@ -278,11 +288,21 @@ class FtsIndex:
                 [match_pairs(terms, anchors=uncommon)] if 0 < len(uncommon) < len(terms) else []
             )
             for match in [*stages, match_pairs(terms)]:
-                hits = self.search(match, limit=limit, within=within, snippet_column=snippet_column)
+                hits = self.search(
+                    match,
+                    limit=limit,
+                    within=within,
+                    snippet_column=snippet_column,
+                    columns=columns,
+                )
                 if len(hits) >= enough:
                     return hits
         return self.search(
-            match_any(text), limit=limit, within=within, snippet_column=snippet_column
+            match_any(text),
+            limit=limit,
+            within=within,
+            snippet_column=snippet_column,
+            columns=columns,
         )
 
     def doc_count(self, word: str) -> int:

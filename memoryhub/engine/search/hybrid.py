@@ -96,15 +96,23 @@ def search_box(
     and builds ``within`` from its access rule. With ``snippet_column`` each keyword hit
     carries a snippet whose matches are marked ``[[``/``]]``."""
     compiled = compile_within(within)
+    # Which rows a search box shows is read from their own words only (``fts.own``).
+    own = fts.own or None
     exact = fts.search(
-        match_all(query), limit=limit, within=compiled, snippet_column=snippet_column
+        match_all(query),
+        limit=limit,
+        within=compiled,
+        snippet_column=snippet_column,
+        columns=own,
     )
     if mode == SearchMode.EXACT:
         return SearchResult(
             hits=[SearchHit(id=h.id, score=-h.score, snippet=h.snippet) for h in exact],
             mode=SearchMode.EXACT.value,
         )
-    words = fts.search_words(query, limit=limit, within=compiled, snippet_column=snippet_column)
+    words = fts.search_words(
+        query, limit=limit, within=compiled, snippet_column=snippet_column, columns=own
+    )
     by_meaning = near is not None or (vectors is not None and vector is not None)
     if near is None and vectors is not None and vector is not None:
         near = vectors.knn(vector, k=min(limit, MAX_NEAR), within=within, compiled=compiled)

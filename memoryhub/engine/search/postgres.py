@@ -64,6 +64,7 @@ UPSERT_ROWS = 5000
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 # Past this many distinct words a query is ranked by ts_rank alone.
 MAX_RANKED_WORDS = 12
+_COLUMN_FILTER = re.compile(r"\{([^}]*)\}\s*:\s*")
 _TOKEN = re.compile(r'"((?:[^"]|"")*)"(\*?)|\bAND\b|\bOR\b|\bNOT\b|\(|\)|[^\s()"]+')
 
 
@@ -124,16 +125,36 @@ def _lexeme(word: str) -> str:
     return "'" + word.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def tsquery_text(match: str) -> str:
+def _column_classes(index: FtsIndex | None, match: str) -> tuple[str, str]:
+    """The weight classes of the columns an FTS5 column filter (``{a b} : (...)``, see
+    ``memoryhub.engine.search.text.in_columns``) names, and the expression without it."""
+    found = _COLUMN_FILTER.match(match)
+    if found is None:
+        return "", match
+    if index is None:
+        raise ValueError("A column filter needs the index it applies to.")
+    wanted = found.group(1).split()
+    classes = "".join(
+        klass
+        for column, klass in zip(index.columns, WEIGHT_CLASSES, strict=False)
+        if column in wanted
+    )
+    return classes, match[found.end() :]
+
+
+def tsquery_text(match: str, index: FtsIndex | None = None) -> str:
     """The tsquery text (for ``to_tsquery``) of an FTS5 expression as built by
     ``memoryhub.engine.search.text``: quoted words (``*`` after one: a prefix), AND, OR, NOT
-    and parentheses. Anything else is taken as a plain word."""
+    and parentheses, under an optional column filter of ``index``'s columns (each word
+    then matches only in their weight classes). Anything else is taken as a plain word."""
+    classes, match = _column_classes(index, match)
     parts: list[str] = []
     for token in _TOKEN.finditer(match):
         text = token.group(0)
         if token.group(1) is not None:
             word = token.group(1).replace('""', '"')
-            parts.append(_lexeme(word) + (":*" if token.group(2) else ""))
+            label = ("*" if token.group(2) else "") + classes
+            parts.append(_lexeme(word) + (f":{label}" if label else ""))
         elif text == "AND":
             parts.append("&")
         elif text == "OR":
@@ -143,7 +164,7 @@ def tsquery_text(match: str) -> str:
         elif text in "()":
             parts.append(text)
         else:
-            parts.append(_lexeme(text))
+            parts.append(_lexeme(text) + (f":{classes}" if classes else ""))
     # Adjacent operands (FTS5 reads them as AND) get an explicit &.
     operators = ("&", "|", "& !")
     joined: list[str] = []
@@ -290,7 +311,7 @@ def fts_query(
     more rows match: then only the filtered search finds the best."""
     config = fts_config(index)
     rank, rank_params = _rank_sql(index, match)
-    params: list = [*rank_params, tsquery_text(match)]
+    params: list = [*rank_params, tsquery_text(match, index)]
     # The GIN index answers the whole query, pairs of words included: it reads every
     # word's list of rows, and the table only for the rows that match. (Looking rows up
     # by the rarest word of each pair and checking the pairs on those reads the table
@@ -331,7 +352,7 @@ def fts_query(
             f"(SELECT to_tsquery('{config}'::regconfig, %s) AS query) q "
             "ORDER BY r.score, r.id"
         )
-        params.append(tsquery_text(match))
+        params.append(tsquery_text(match, index))
     if head:
         blank = "" if snippet_column is None else ", NULL"
         sql = f"{head}({sql}) UNION ALL (SELECT NULL, max(matched){blank} FROM best)"

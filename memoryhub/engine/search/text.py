@@ -3,6 +3,7 @@
 import functools
 import itertools
 import re
+from collections.abc import Sequence
 
 WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -55,6 +56,13 @@ def match_pairs(terms: list[str], *, anchors: list[str] | None = None) -> str:
         for a, b in itertools.combinations(terms, 2)
         if a in anchored or b in anchored
     )
+
+
+def in_columns(match: str, columns: Sequence[str] | None) -> str:
+    """``match`` restricted to ``columns`` of the index (all of them when None)."""
+    if not match or not columns:
+        return match
+    return "{" + " ".join(columns) + "} : (" + match + ")"
 
 
 def match_all(text: str, *, prefix_last: bool = True, drop_stopwords: bool = False) -> str:

@@ -1,0 +1,128 @@
+"""Which facts a topic means: read from each fact's own words and meaning, never from the
+words its session neighbours lend it for recall; a topic said as people say it, names
+matched as phrases, and a preview that tells certain matches from possible ones."""
+
+import pytest
+
+from facts.models import Fact
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+CHAT = [
+    "I work at Acme Corp as a senior engineer",
+    "The user prefers TypeScript with strict mode",
+    "Our deploys go through Argo CD",
+]
+ACME = [
+    "I work at Acme Corp as a senior engineer",
+    "My manager at Acme Corp was Priya Raman",
+    "Acme Corp paid a yearly bonus every March",
+    "I commuted to the Acme Corp office in Leeds by train",
+    "Acme Corp used Jira for every team's tickets",
+    "Acme Corp's VPN requires the Cisco AnyConnect client",
+]
+
+
+def post(client, path: str, body: object):
+    return client.post(path, body, content_type="application/json")
+
+
+@pytest.fixture
+def alice(owner, agent_client):
+    return agent_client(owner)
+
+
+@pytest.fixture
+def chat(alice):
+    """Three unrelated statements of one chat session, written one by one."""
+    ids = []
+    for content in CHAT:
+        answer = post(alice, "/api/memories", {"content": content, "session_id": "chat-1"})
+        assert answer.status_code == 201, answer.content
+        ids.append(answer.json()["id"])
+    return ids
+
+
+def test_forgetting_a_name_removes_the_fact_that_holds_it_and_not_its_session_neighbours(
+    alice, chat
+):
+    receipt = post(alice, "/api/forget", {"topic": "Acme Corp"}).json()
+    assert receipt["fact_ids"] == [chat[0]]
+    assert set(Fact.objects.filter(pk__in=chat).values_list("pk", flat=True)) == set(chat[1:])
+
+
+def test_exact_search_returns_only_facts_holding_the_words(alice, chat):
+    found = alice.get("/api/memories/search", {"q": "Acme", "mode": "exact"}).json()
+    assert [m["id"] for m in found["items"]] == [chat[0]]
+    typescript = alice.get("/api/memories/search", {"q": "TypeScript strict", "mode": "exact"})
+    assert [m["id"] for m in typescript.json()["items"]] == [chat[1]]
+    # Hybrid search, which a bulk selection starts from, shows no fact for a word that
+    # only a neighbour holds either.
+    hybrid = alice.get("/api/memories/search", {"q": "Argo"}).json()
+    assert [m["id"] for m in hybrid["items"]] == [chat[2]]
+
+
+def test_a_recall_still_ranks_by_the_neighbours_words(alice, chat):
+    """The neighbours' words are a ranking signal: recall may bring the session's other
+    statements for a question about one of them."""
+    answer = post(alice, "/api/recall", {"query": "Acme Corp", "max_items": 5}).json()
+    assert chat[0] in [item["id"] for item in answer["items"]]
+
+
+def test_a_topic_said_as_people_say_it_finds_every_fact_naming_it(alice):
+    ids = [post(alice, "/api/memories", {"content": c}).json()["id"] for c in ACME]
+    other = post(alice, "/api/memories", {"content": "I started a new job at Initech"}).json()
+    preview = post(
+        alice,
+        "/api/forget",
+        {"topic": "Forget everything about my old job at Acme Corp", "dry_run": True},
+    ).json()
+    certain = {m["id"] for m in preview["matches"] if m["certain"]}
+    assert certain == set(ids)  # the VPN fact too, though it says nothing of a job
+    vpn = next(m for m in preview["matches"] if m["id"] == ids[-1])
+    assert "names acme corp" in vpn["why"]
+    # A fact that only shares the word "job" may be meant: shown, not ticked.
+    maybe = {m["id"]: m for m in preview["matches"] if not m["certain"]}
+    assert other["id"] in maybe and "holds the words job" in maybe[other["id"]]["why"]
+    # Forgetting without ids takes the certain ones and lists the others, kept.
+    receipt = post(alice, "/api/forget", {"topic": "my old job at Acme Corp"}).json()
+    assert sorted(receipt["fact_ids"]) == sorted(ids)
+    assert [p["id"] for p in receipt["possible"]] == [other["id"]]
+    assert Fact.objects.filter(pk=other["id"]).exists()
+
+
+def test_a_topic_matches_words_not_their_stems_in_other_words(alice):
+    paged = post(
+        alice,
+        "/api/memories",
+        {"content": "Alice dislikes being paged for non-critical alerts after 22:00"},
+    ).json()
+    status = post(alice, "/api/memories", {"content": "Our status page is on Statuspage.io"})
+    preview = post(alice, "/api/forget", {"topic": "being paged at night", "dry_run": True})
+    matches = {m["id"]: m for m in preview.json()["matches"]}
+    assert matches[paged["id"]]["certain"]
+    assert status.json()["id"] not in matches
+
+
+def test_the_forget_page_ticks_the_certain_matches_only(owner, owner_client, remember):
+    sure = remember(owner, "Acme Corp's VPN requires the Cisco AnyConnect client")
+    maybe = remember(owner, "I started a new job at Initech")
+    page = owner_client.get("/memory/forget/", {"topic": "my old job at Acme Corp"})
+    html = page.content.decode()
+    assert f'value="{sure.pk}" checked' in html
+    assert f'value="{maybe.pk}" checked' not in html and f'value="{maybe.pk}"' in html
+
+
+def test_the_forget_tool_marks_what_may_not_be_meant(owner, remember):
+    from memoryhub.engine.toolkit import tool_get
+    from teams.services import Actor
+
+    remember(owner, "Acme Corp's VPN requires the Cisco AnyConnect client")
+    remember(owner, "I started a new job at Initech")
+    answer = tool_get(name="memory_forget").run(
+        actor=Actor(user=owner), arguments={"topic": "my old job at Acme Corp"}
+    )
+    lines = answer.text.splitlines()
+    assert lines[0].startswith("1 memories about this topic, 1 that may be")
+    assert "(maybe) I started a new job" in answer.text
+    assert [m["certain"] for m in answer.data["matches"]] == [True, False]
