@@ -80,17 +80,35 @@ def team_ids_of(user: AbstractBaseUser | AnonymousUser) -> models.QuerySet:
     return Membership.objects.filter(user_id=user.pk).values("team_id")
 
 
+def reading_fleet(user: AbstractBaseUser | AnonymousUser | None) -> str:
+    """The fleet an agent acting as ``user`` belongs to ("" for a person, or an agent of
+    no fleet): set on the user its token authenticated (``agent_token_authenticate``)."""
+    return getattr(user, "agent_fleet", "") or ""
+
+
+def _has_fleet(model: type[models.Model]) -> bool:
+    return any(field.name == "fleet" for field in model._meta.concrete_fields)
+
+
 class ScopedQuerySet(models.QuerySet):
-    def visible_to(self, user: AbstractBaseUser | AnonymousUser | None) -> Self:
+    def visible_to(
+        self, user: AbstractBaseUser | AnonymousUser | None, *, cross_fleet: bool = False
+    ) -> Self:
         """The access rule: global rows, the user's own rows, and team rows of the
-        user's teams. Anonymous and inactive users see nothing."""
+        user's teams. Anonymous and inactive users see nothing. An agent of a fleet
+        reads rows of its own fleet and of none, of a model that has fleets; another
+        fleet's only with ``cross_fleet``, which the caller justifies and audits."""
         if user is None or not user.is_authenticated or not user.is_active:
             return self.none()
-        return self.filter(
+        rows = self.filter(
             Q(visibility=Visibility.GLOBAL)
             | Q(owner_id=user.pk)
             | Q(visibility=Visibility.TEAM, team_id__in=team_ids_of(user))
         )
+        fleet = reading_fleet(user)
+        if fleet and not cross_fleet and _has_fleet(self.model):
+            rows = rows.filter(fleet__in=(fleet, ""))
+        return rows
 
     def owned_by(self, user: AbstractBaseUser) -> Self:
         """The rows ``user`` owns, active or not: their own data, as an export of it
@@ -118,6 +136,9 @@ class ScopedModel(models.Model):
     def is_visible_to(self, user: AbstractBaseUser | AnonymousUser | None) -> bool:
         """The access rule for one row already in memory (mirrors ``visible_to``)."""
         if user is None or not user.is_authenticated or not user.is_active:
+            return False
+        fleet = reading_fleet(user)
+        if fleet and getattr(self, "fleet", "") not in ("", fleet):
             return False
         if self.visibility == Visibility.GLOBAL or self.owner_id == user.pk:
             return True

@@ -614,6 +614,8 @@ def agent_token_authenticate(*, secret: str) -> AgentToken:
         raise TokenRejected("This token has been revoked.")
     if not token.user.is_active:
         raise TokenRejected("The user of this token is inactive.")
+    # The fleet rule of every read this token makes (``ScopedQuerySet.visible_to``).
+    token.user.agent_fleet = token.fleet
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)

@@ -67,7 +67,7 @@ def test_skill_learnings_rank_by_recency_fleet_and_resolution(owner, agent):
                 fleet="blue", resolution="INC-7")  # fmt: skip
     new = learn(owner, agent.token, "Rollouts stall when the cache is cold", days_ago=0,
                 fleet="blue")  # fmt: skip
-    learn(owner, agent.token, "Red fleet learning about rollouts", days_ago=0, fleet="red")
+    learn(owner, None, "Red fleet learning about rollouts", days_ago=0, fleet="red")
     items = tiered_recall(actor=agent, tier="skill", skill="deploy", now=NOW)
     assert [i["path"] for i in items] == [f"skill/deploy/{new.pk}", f"skill/deploy/{old.pk}"]
     assert items[0]["score"] == pytest.approx(0.5 + 0.15, abs=1e-4)
@@ -83,7 +83,7 @@ def test_skill_learnings_rank_by_recency_fleet_and_resolution(owner, agent):
 
 
 def test_another_fleets_learnings_need_cross_scope_and_a_justification(owner, agent):
-    learn(owner, agent.token, "Red fleet: the proxy drops idle sockets", days_ago=1, fleet="red")
+    learn(owner, None, "Red fleet: the proxy drops idle sockets", days_ago=1, fleet="red")
     with pytest.raises(Forbidden, match="scope 'cross' and a justification"):
         tiered_recall(actor=agent, tier="skill", fleet="red", now=NOW)
     with pytest.raises(Forbidden):

@@ -38,6 +38,7 @@ from memoryhub.engine.db.bulk import (
 )
 from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.engine.locking import writes_serialise
+from memoryhub.engine.refs import shortened
 from teams.services import Actor, audit_log, audit_log_many, scope_for_new_row
 
 # New facts of a batch are inserted this many items at a time.
@@ -76,7 +77,7 @@ def fact_values(
         "source_excerpt": item.source_excerpt or item.content[:EXCERPT_LENGTH],
         "extraction_confidence": item.extraction_confidence,
         "tier": item.tier,
-        "fleet": item.fleet or (actor.token.fleet if actor.token else ""),
+        "fleet": fleet_of_write(actor=actor, fleet=item.fleet),
         "skill": item.skill,
         "resolution_ref": item.resolution_ref,
         "fingerprint": item.fingerprint,
@@ -88,6 +89,16 @@ def fact_values(
         "updated_at": now,
         "valid_from": now,
     }
+
+
+def fleet_of_write(*, actor: Actor, fleet: str) -> str:
+    """The fleet a new row carries: an agent's token's when it has one (an agent writes
+    for its own fleet only, or another fleet's agents could not read its rows, and it
+    could plant rows in theirs), else the one named."""
+    own = actor.token.fleet if actor.token is not None else ""
+    if own and fleet and fleet != own:
+        raise Forbidden(f"This token writes for fleet '{own}' only, not '{shortened(fleet, 40)}'.")
+    return own or fleet
 
 
 def fact_from_input(*, actor: Actor, item: FactInput, scope: dict[str, Any]) -> Fact:

@@ -133,13 +133,16 @@ def _learnings(
     *,
     skill: str | None,
     fleet: str,
+    own_fleet: str,
     cross: bool,
     since: timedelta | None,
     query: str,
     now: datetime,
     fingerprint: str | None = None,
 ) -> list[tuple[float, TieredHit]]:
-    facts = Fact.objects.visible_to(actor.user).filter(tier=Tier.SKILL, status=Status.ACTIVE)
+    facts = Fact.objects.visible_to(actor.user, cross_fleet=cross).filter(
+        tier=Tier.SKILL, status=Status.ACTIVE
+    )
     if skill:
         facts = facts.filter(skill=skill)
     if fingerprint == ANY_FINGERPRINT:
@@ -167,7 +170,8 @@ def _learnings(
             ts=fact.created_at,
             now=now,
             relevance=relevance.get(fact.pk, 0.0),
-            own_fleet=fact.fleet in ("", fleet),
+            # Scored by the reader's own fleet, whichever fleet it asked to read.
+            own_fleet=fact.fleet in ("", own_fleet),
             resolved=bool(fact.resolution_ref),
         )
         ranked.append((score, hit))
@@ -285,6 +289,7 @@ def _tier_ranked(
             actor,
             skill=skill,
             fleet=fleet,
+            own_fleet=own_fleet,
             cross=cross,
             since=window,
             query=query,
