@@ -61,6 +61,7 @@ class Origin(models.TextChoices):
     EXTRACTED = "extracted", "Extracted"
     INFERRED = "inferred", "Inferred"
     MERGED = "merged", "Merged"
+    IMPORTED = "imported", "Imported"
 
 
 class FactQuerySet(ScopedQuerySet):

@@ -233,20 +233,23 @@ def test_the_schema_is_published_and_refuses_what_is_not_an_export(client):
 
 
 def test_an_export_imported_into_an_empty_memory_exports_the_same_facts_layers_and_links(
-    owner_client, make_user, world
+    owner, owner_client, make_user, world
 ):
+    """Alice leaves with her export and comes back to an empty account of her name."""
     from django.test import Client
 
     document = export_of(owner_client)
-    newcomer = make_user("erin")
+    owner.delete()
+    newcomer = make_user("alice")
     erin = Client()
     erin.force_login(newcomer)
     answer = post(erin, "/api/memories/import", document)
     assert answer.status_code == 200, answer.content
-    # Erin is in no team: the team fact is hers, private.
+    # The new account is in no team: the team fact is hers, private.
     assert answer.json() == {
         "created": 6,
         "skipped": 0,
+        "already_readable": 0,
         "merged": 0,
         "made_private": 1,
         "links": 5,
@@ -274,7 +277,7 @@ def test_an_export_imported_into_an_empty_memory_exports_the_same_facts_layers_a
         }
 
     assert shape(again) == shape(document)
-    assert {f["owner"] for f in again["facts"]} == {"erin"}
+    assert {f["owner"] for f in again["facts"]} == {"alice"}
     assert facts_by_content(again)["Alice works at a standing desk in Lisbon"]["visibility"] == (
         "private"
     )
@@ -292,11 +295,32 @@ def test_importing_twice_adds_nothing(teammate, teammate_client, owner_client, w
     first = post(teammate_client, "/api/memories/import", document).json()
     count = Fact.objects.filter(owner=teammate).count()
     second = post(teammate_client, "/api/memories/import", document).json()
-    assert (first["created"], second["created"], second["skipped"]) == (6, 0, 6)
+    assert (first["created"], second["created"], second["skipped"]) == (5, 0, 5)
+    assert (first["already_readable"], second["already_readable"]) == (1, 1)
     assert Fact.objects.filter(owner=teammate).count() == count
-    # The teammate is in Platform: the team fact stays a team fact, of that team.
-    desk = Fact.objects.get(owner=teammate, content__startswith="Alice works")
-    assert (desk.visibility, desk.team.name) == ("team", "Platform")
+    # The teammate is in Platform and reads Alice's team fact already: no second copy.
+    assert not Fact.objects.filter(owner=teammate, content__startswith="Alice works").exists()
+
+
+def test_an_import_never_republishes_what_its_reader_can_read_from_its_author(
+    owner, owner_client, outsider, outsider_client, teammate_client, remember
+):
+    """Carol imports Alice's export on the same server: Alice's global facts are
+    everyone's already and stay hers alone; what Carol does get names Alice as author."""
+    shared = remember(owner, "Alice runs the Friday demo for the whole company",
+                      visibility="global")  # fmt: skip
+    remember(owner, "Alice keeps her bike in the basement")
+    document = export_of(owner_client)
+    answer = post(outsider_client, "/api/memories/import", document).json()
+    assert (answer["created"], answer["already_readable"]) == (1, 1)
+    # Nobody sees the global statement twice, and its author is unchanged.
+    found = teammate_client.get("/api/memories/search", {"q": "Friday demo", "mode": "exact"})
+    assert [f["id"] for f in found.json()["items"]] == [shared.pk]
+    copy = Fact.objects.get(owner=outsider, content="Alice keeps her bike in the basement")
+    assert (copy.origin, copy.created_by_id) == ("imported", owner.pk)
+    shown = outsider_client.get(f"/api/memories/{copy.pk}").json()
+    assert shown["provenance"]["origin"] == "imported"
+    assert shown["provenance"]["created_by"] == "alice"
 
 
 def test_importing_ones_own_export_back_adds_nothing(owner, owner_client, world):

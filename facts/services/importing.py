@@ -6,12 +6,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Case, Value, When
 from django.utils import timezone
 
 from facts.dedupe import DuplicateFinder, fact_keys_refresh
-from facts.models import Fact, Status, fact_key
+from facts.models import Fact, Origin, Status, fact_key
 from facts.services.cleaning import FactInput, clean_choice, fact_input_clean
 from facts.services.create import (
     FactRows,
@@ -142,6 +143,7 @@ def facts_import(
     actor: Actor,
     items: list[FactImport],
     source: str = "",
+    author: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Write the facts of an imported document into the actor's memory, in one
@@ -156,7 +158,13 @@ def facts_import(
     Each keeps its layer, status, validity, provenance and times; its ``derived_from``
     and ``superseded_by`` links are made again between the new ids. A team fact goes
     into the actor's team of the same name, or becomes private when they are not in
-    one; visibility is never widened."""
+    one; visibility is never widened.
+
+    An import never gives a reader a second copy of a statement: a fact the actor can
+    already read from someone else (the same content, active, global or of a team) is
+    skipped and counted as ``already_readable``. A document of another ``author`` (the
+    person the export names, when it is not the actor) writes its facts with origin
+    ``imported`` and, when that person has an account here, ``created_by`` them."""
     config = memory_config_get()
     cleaned = facts_import_clean(items=items, config=config)
     now = timezone.now()
@@ -191,6 +199,12 @@ def facts_import(
                 continue
             seen_keys[key] = item.ref
             fresh.append(index)
+        readable = _readable_from_others(
+            user=actor.user, contents={cleaned[i].content for i in fresh}
+        )
+        already_readable = sum(1 for i in fresh if cleaned[i].content in readable)
+        fresh = [i for i in fresh if cleaned[i].content not in readable]
+        written_by = _author_of(actor=actor, author=author)
         # Repeats of stored facts merge; looked up before anything is written, so that
         # the document's own facts never merge with one another.
         rebuilt = keys_ensure_current()
@@ -222,6 +236,10 @@ def facts_import(
                 access_count=item.access_count,
                 last_accessed_at=item.last_accessed_at,
             )
+            if written_by is not None:
+                values.update(
+                    origin=Origin.IMPORTED, created_by_id=written_by, created_by_token_id=None
+                )
             rows.add(values)
             if done % IMPORT_PIECE == 0 or done == len(new):
                 piece = rows.insert()
@@ -252,6 +270,7 @@ def facts_import(
                 "created": len(written),
                 "merged": len(merge_of),
                 "skipped": skipped,
+                "already_readable": already_readable,
                 "made_private": narrowed,
                 "links": links,
             },
@@ -267,10 +286,32 @@ def facts_import(
     return {
         "created": len(written),
         "skipped": skipped,
+        "already_readable": already_readable,
         "merged": len(merge_of),
         "made_private": narrowed,
         "links": links,
     }
+
+
+def _readable_from_others(*, user: Any, contents: set[str]) -> set[str]:
+    """Which of ``contents`` ``user`` can already read in someone else's active fact."""
+    found: set[str] = set()
+    wanted = sorted(contents)
+    others = Fact.objects.visible_to(user).exclude(owner_id=user.pk).filter(status=Status.ACTIVE)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        found.update(others.filter(content__in=chunk).values_list("content", flat=True))
+    return found
+
+
+def _author_of(*, actor: Actor, author: str | None) -> int | None:
+    """The account of the person a document of someone else's names as its author (the
+    importer's when they have none here); None for the actor's own document."""
+    if not author or author == actor.user.get_username():
+        return None
+    User = get_user_model()
+    named = User.objects.filter(**{User.USERNAME_FIELD: author}).values_list("pk", flat=True)
+    return next(iter(named), actor.user.pk)
 
 
 def _import_links(*, items: list[FactImport], facts: list[Fact], ids: dict[int, int]) -> int:

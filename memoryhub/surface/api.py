@@ -168,6 +168,9 @@ def export_schema_view(request: HttpRequest) -> dict:
 class ImportOut(Schema):
     created: int = Field(description="Facts written")
     skipped: int = Field(description="Facts already in your memory (imported before)")
+    already_readable: int = Field(
+        description="Facts you can already read from their authors (global or team): left out"
+    )
     merged: int = Field(description="Facts that repeated one of yours and were merged into it")
     made_private: int = Field(description="Team facts of a team you are not in, made private")
     links: int = Field(description="Lineage links (derived from, superseded by) made again")

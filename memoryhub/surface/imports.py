@@ -122,6 +122,7 @@ class ImportPlan:
     source: str
     items: list[FactImport]
     not_yours: int = 0
+    author: str | None = None  # the person whose export it is, as the file names them
 
 
 def _validated(adapter: TypeAdapter, rows: Any, what: str) -> list:
@@ -279,7 +280,10 @@ def import_plan(document: Any) -> ImportPlan:
     owner = _owner_name(document)
     mine = [f for f in facts if owner is None or f.owner == owner]
     return ImportPlan(
-        source=source, items=[_from_export(f) for f in mine], not_yours=len(facts) - len(mine)
+        source=source,
+        items=[_from_export(f) for f in mine],
+        not_yours=len(facts) - len(mine),
+        author=owner,
     )
 
 
@@ -289,7 +293,9 @@ def import_plan(document: Any) -> ImportPlan:
 def memories_import(*, actor: Actor, document: Any, progress: Any = None) -> dict[str, Any]:
     """Import a document into the actor's memory, now: the counts of what it did."""
     plan = import_plan(document)
-    result = facts_import(actor=actor, items=plan.items, source=plan.source, progress=progress)
+    result = facts_import(
+        actor=actor, items=plan.items, source=plan.source, author=plan.author, progress=progress
+    )
     return {**result, "not_yours": plan.not_yours, "format": plan.source}
 
 
@@ -307,7 +313,7 @@ def memories_import_request(*, actor: Actor, document: Any) -> dict[str, Any] | 
     plan = import_plan(document)
     facts_import_clean(items=plan.items)
     if len(plan.items) <= settings.MEMORYHUB_IMPORT_INLINE_FACTS:
-        result = facts_import(actor=actor, items=plan.items, source=plan.source)
+        result = facts_import(actor=actor, items=plan.items, source=plan.source, author=plan.author)
         return {**result, "not_yours": plan.not_yours, "format": plan.source}
     from memoryhub.surface.tasks import memories_import as memories_import_task
 
