@@ -112,8 +112,13 @@ class ScopedQuerySet(models.QuerySet):
 
     def owned_by(self, user: AbstractBaseUser) -> Self:
         """The rows ``user`` owns, active or not: their own data, as an export of it
-        holds (who may ask for that export is checked by the export)."""
-        return self.filter(owner_id=user.pk)
+        holds (who may ask for that export is checked by the export). An agent of a
+        fleet gets its fleet's and those of none, as everywhere."""
+        rows = self.filter(owner_id=user.pk)
+        fleet = reading_fleet(user)
+        if fleet and _has_fleet(self.model):
+            rows = rows.filter(fleet__in=(fleet, ""))
+        return rows
 
 
 class ScopedModel(models.Model):
@@ -149,8 +154,12 @@ class ScopedModel(models.Model):
         )
 
     def is_editable_by(self, user: AbstractBaseUser | AnonymousUser | None) -> bool:
-        """Owners edit their rows; team admins edit their team's team rows."""
+        """Owners edit their rows; team admins edit their team's team rows. An agent of
+        a fleet edits none of another fleet's."""
         if user is None or not user.is_authenticated or not user.is_active:
+            return False
+        fleet = reading_fleet(user)
+        if fleet and getattr(self, "fleet", "") not in ("", fleet):
             return False
         if self.owner_id == user.pk:
             return True

@@ -50,7 +50,7 @@ def facts_forget(*, actor: Actor, fact_ids: Sequence[int]) -> ForgetOutcome:
     deleted when none remain. The caller purges the indexes' pages afterwards."""
     asked = list(dict.fromkeys(fact_ids))
     allowed = set(
-        Fact.objects.filter(owner_id=actor.user.pk, pk__in=asked).values_list("pk", flat=True)
+        Fact.objects.owned_by(actor.user).filter(pk__in=asked).values_list("pk", flat=True)
     )
     refused = [i for i in asked if i not in allowed]
     if refused:
