@@ -22,7 +22,7 @@ from memoryhub.engine.search import (
     search_mode_clean,
     search_query_clean,
 )
-from memoryhub.engine.search.topic import topic_match, topic_read
+from memoryhub.engine.search.topic import topic_match, topic_read, topic_refine
 from teams.services import TEAM_NAME_MAX
 
 SORTS = {
@@ -363,12 +363,15 @@ def fact_as_dict(fact: Fact) -> dict[str, Any]:
 
 # --- Forgetting -------------------------------------------------------------------------
 
-# A fact holding some of a topic's words and at least this close to it in meaning is
-# certainly about it; one at least POSSIBLE close, or holding some of the words, may be.
-# (all-MiniLM-L6-v2: "being paged at night" ~ "Alice dislikes being paged for
-# non-critical alerts after 22:00" 0.39, ~ "Our status page is on Statuspage.io" 0.19.)
-FORGET_CERTAIN_SIMILARITY = 0.35
-FORGET_POSSIBLE_SIMILARITY = 0.5
+# How close in meaning (all-MiniLM-L6-v2) a fact must be to a topic: beside every
+# content word of a topic without names, to be certain; beside its names when it holds
+# none of the topic's other words ("Maya" for "Maya works nights"), to be certain; alone,
+# to be certain; alone, to be shown as possible. Measured by ``bench/forget_quality.py``:
+# lower thresholds tick facts the user did not ask about.
+FORGET_TERMS_SIMILARITY = 0.35
+FORGET_NAMES_SIMILARITY = 0.6
+FORGET_ALONE_SIMILARITY = 0.65
+FORGET_POSSIBLE_SIMILARITY = 0.2
 FORGET_MAX_MATCHES = 5000
 FORGET_VECTOR_CANDIDATES = 200
 
@@ -385,17 +388,17 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
     or status, each *certain* or *possible* with why. The topic is read as people say
     it (``memoryhub.engine.search.topic``): its names and content words, matched in the
     fact's own words (content and tags, never the words its session neighbours lend it
-    for recall), and its meaning. Certain: the fact names every name of the topic, or
-    (a topic without names) holds every content word, or holds some and is close in
-    meaning. Possible: it holds some of them, or is close in meaning alone. (A team
-    admin deletes others' team facts one by one; a forget is about what one's own
-    memory holds.)"""
+    for recall), and its meaning. Certain: the fact names every name of the topic (none
+    of them ambiguous) and holds one of its other words or is close to it; or, for a
+    topic without names, holds every content word and is close to it; or is very close
+    alone. Possible: it holds some of them, or is somewhat close. (A team admin deletes
+    others' team facts one by one; a forget is about what one's own memory holds.)"""
     if not isinstance(topic, str) or not topic.strip():
         raise InvalidInput("Name the topic to forget.")
     if len(topic) > 500:
         raise InvalidInput("A topic is at most 500 characters.")
     read = topic_read(topic)
-    scope = Fact.objects.filter(owner_id=user.pk) if user.is_authenticated else Fact.objects.none()
+    scope = Fact.objects.owned_by(user) if user.is_authenticated else Fact.objects.none()
     candidates: set[int] = set()
     if read.search_words:
         match = " OR ".join(match_all(w, prefix_last=False) for w in read.search_words)
@@ -405,27 +408,43 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
     vector = query_vector(read.core) if not read.empty else None
     if vector is not None:
         for hit in FACT_VECTORS.knn(vector, k=FORGET_VECTOR_CANDIDATES, within=scope):
-            closeness[hit.id] = hit.similarity
-    candidates.update(i for i, s in closeness.items() if s >= FORGET_POSSIBLE_SIMILARITY)
-    matches: list[ForgetMatch] = []
+            if hit.similarity >= FORGET_POSSIBLE_SIMILARITY:
+                closeness[hit.id] = hit.similarity
+    candidates.update(closeness)
     found = scope.select_related("owner", "team").in_bulk(list(candidates)[:FORGET_MAX_MATCHES])
+    texts = {pk: f"{fact.content} {' '.join(fact.tags or [])}" for pk, fact in found.items()}
+    about = topic_refine(read, list(texts.values()))
+    ambiguous = [n for n in about.names if n.ambiguous]
+    matches: list[ForgetMatch] = []
     for pk, fact in found.items():
-        held = topic_match(read, f"{fact.content} {' '.join(fact.tags or [])}")
+        held = topic_match(about, texts[pk])
         near = closeness.get(pk, 0.0)
+        if about.names:
+            certain = held.clear and (
+                not about.terms or bool(held.terms) or near >= FORGET_NAMES_SIMILARITY
+            )
+        else:
+            certain = (
+                bool(about.terms)
+                and len(held.terms) == len(about.terms)
+                and near >= FORGET_TERMS_SIMILARITY
+            )
+        certain = certain or (near >= FORGET_ALONE_SIMILARITY and not ambiguous)
         why = []
         if held.names:
             why.append(f"names {', '.join(held.names)}")
-        if held.words:
-            why.append(f"holds the words {', '.join(held.words)}")
-        # Closeness counts alone from POSSIBLE on, beside some of the words from CERTAIN.
-        close = near >= (FORGET_CERTAIN_SIMILARITY if held.partial else FORGET_POSSIBLE_SIMILARITY)
-        if close:
+        for name in ambiguous:
+            if name.label in held.names:
+                why.append(f"which {name.label}? {', '.join(name.ambiguous)}")
+        if held.terms:
+            why.append(f"holds the words {', '.join(held.terms)}")
+        if pk in closeness:
             why.append(f"close in meaning ({near:.2f})")
-        if not why:
-            continue
-        certain = held.certain or (not read.names and bool(held.words) and close)
-        matches.append(ForgetMatch(fact=fact, certain=certain, why=why))
-    matches.sort(key=lambda m: (not m.certain, -len(m.why), -m.fact.pk))
+        if why:
+            matches.append(ForgetMatch(fact=fact, certain=certain, why=why))
+    matches.sort(
+        key=lambda m: (not m.certain, -closeness.get(m.fact.pk, 0.0), -len(m.why), -m.fact.pk)
+    )
     return matches
 
 
