@@ -398,8 +398,8 @@ class Rejection:
 def wiki_page_reject(*, actor: Actor, page: Page) -> Rejection:
     """A reviewer refuses a flagged page's text: the latest revision that the scanner
     passes comes back as a new revision, or, if none ever did, the page is deleted.
-    Only a person may reject, and only one who may approve it; audited as
-    ``wiki.reject`` with the findings."""
+    Only a person may reject, one who reviews the page (its author too: rejecting
+    releases nothing); audited as ``wiki.reject`` with the findings."""
     if actor.token is not None:
         raise Forbidden("Agents cannot reject flagged pages; a person reviews them.")
     for content, title in page.revisions.order_by("-number").values_list("content", "title"):
@@ -412,7 +412,7 @@ def wiki_page_reject(*, actor: Actor, page: Page) -> Rejection:
 @transaction.atomic
 def _reject(*, actor: Actor, page: Page) -> Rejection:
     page = _locked(page)
-    if not page.can_be_approved_by(actor.user):
+    if not page.can_be_reviewed_by(actor.user):
         raise Forbidden("Only the page's owner, an admin of its team or staff can reject it.")
     if not page.flagged or page.is_approved:
         raise InvalidInput("Only a flagged page waiting for review can be rejected.")
@@ -476,15 +476,29 @@ def wiki_page_delete(*, actor: Actor, page: Page) -> None:
     page.delete()
 
 
+# What an approval's audit event keeps of each finding it overrides: where and what,
+# not the excerpt (the suspicious text itself, which forgetting must be able to remove).
+AUDITED_FINDING_FIELDS = ("rule", "severity", "field", "start", "end", "message")
+
+
 @transaction.atomic
-def wiki_page_approve(*, actor: Actor, page: Page) -> Page:
-    """Release a flagged page to agents. Only a person may do it (never an agent token):
-    the page's owner, an admin of its team, or staff. Audited with the findings."""
+def wiki_page_approve(*, actor: Actor, page: Page, version: str | None = None) -> Page:
+    """Release a flagged page to agents, overriding the scanner's findings.
+
+    Only a person may do it (never an agent token), one who reviews the page (its
+    owner, an admin of its team, or staff) and did not save the text under review,
+    in person or through an agent (``Page.approval_refusal``). With ``version`` (the
+    ``Page.version`` the reviewer read), text saved since is refused (412) rather than
+    released unread. Audited as ``wiki.approve`` with the findings it overrides.
+    """
     if actor.token is not None:
         raise Forbidden("Agents cannot approve flagged pages; a person reviews them.")
-    if not page.can_be_approved_by(actor.user):
-        raise Forbidden("Only the page's owner, an admin of its team or staff can approve it.")
-    page = row_for_update(page, missing="This page was deleted meanwhile.")
+    page = row_for_update(
+        page, missing="This page was deleted meanwhile.", expected_version=version
+    )
+    refusal = page.approval_refusal(actor.user)
+    if refusal:
+        raise Forbidden(refusal)
     if not page.flagged:
         raise InvalidInput("This page is not flagged; there is nothing to approve.")
     if page.is_approved:
@@ -498,8 +512,15 @@ def wiki_page_approve(*, actor: Actor, page: Page) -> Page:
         target_id=page.pk,
         details={
             "title": page.title,
+            "slug": page.slug,
+            "project": page.project,
+            "revision": page.revisions.aggregate(last=Max("number"))["last"],
             "scanner_version": page.scanner_version,
             "rules": sorted({f.get("rule", "") for f in page.findings}),
+            "findings": [
+                {k: f.get(k, "content" if k == "field" else None) for k in AUDITED_FINDING_FIELDS}
+                for f in page.findings
+            ],
         },
     )
     return page
