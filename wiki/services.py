@@ -1,5 +1,5 @@
-"""Writes of the wiki: upsert by title (with a revision per save), delete, and the
-review that releases a flagged page to agents.
+"""Writes of the wiki: upsert by title (with a revision per save), create (which
+refuses a title in use), delete, and the review that releases a flagged page to agents.
 
 Every write scans the page, keeps the FTS index in step and writes an audit event
 inside its own transaction; nothing here runs on signals.
@@ -225,6 +225,35 @@ def wiki_page_upsert(
     )
 
 
+def wiki_page_create(
+    *,
+    actor: Actor,
+    title: str,
+    content: str,
+    tags: Sequence[str] | str | None = None,
+    kind: str | None = Kind.NOTE,
+    project: str = "",
+    visibility: str | None = None,
+    team: str | int | None = None,
+) -> WriteResult:
+    """Create the page titled ``title`` in ``project``, as ``wiki_page_upsert`` does, but
+    refuse (409, with the page's ``page_id``) a title that already names a page there
+    by the upsert's rules, rather than update it: someone starting a new page does not
+    mean to overwrite another."""
+    _scan_ahead(clean_content(content))
+    return _page_upsert(
+        actor=actor,
+        title=title,
+        content=content,
+        tags=tags,
+        kind=kind,
+        project=project,
+        visibility=visibility,
+        team=team,
+        create_only=True,
+    )
+
+
 @transaction.atomic
 def _page_upsert(
     *,
@@ -236,6 +265,7 @@ def _page_upsert(
     project: str,
     visibility: str | None,
     team: str | int | None,
+    create_only: bool = False,
 ) -> WriteResult:
     title = clean_title(title)
     content = clean_content(content)
@@ -247,6 +277,13 @@ def _page_upsert(
             f"Unknown visibility '{visibility}': use one of {', '.join(Visibility.values)}."
         )
     page = _page_for_write(actor=actor, project=project, slug=slug)
+    if page is not None and create_only:
+        where = f"project '{project}'" if project else "the organisation pages"
+        raise Conflict(
+            f"There is already a page titled '{page.title}' in {where}: edit that page, "
+            "or choose another title.",
+            extra={"slug": slug, "page_id": page.pk},
+        )
     now = timezone.now()
 
     if page is None:

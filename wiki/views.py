@@ -1,6 +1,7 @@
 """Dashboard pages of the wiki: the list with search and filters, a page with its
 findings, the editor with live preview, history and diff, and the review queue."""
 
+import contextlib
 from typing import Any
 
 from django.contrib import messages
@@ -124,19 +125,28 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
         # Imported pages may carry a kind of their own; keep it selectable.
         form.fields["kind"].widget.choices = [*Kind.choices, (page.kind, page.kind)]
     status = 200
+    existing = None
     if request.method == "POST":
         status = 400
         if form.is_valid():
             arguments = form.upsert_arguments()
+            write = services.wiki_page_create
             if page is not None:
                 # The title and project name the page: an edit keeps them (a changed
                 # title would be a new page under upsert-by-title).
                 arguments |= {"title": page.title, "project": page.project}
+                write = services.wiki_page_upsert
             try:
-                result = services.wiki_page_upsert(actor=Actor.from_request(request), **arguments)
+                result = write(actor=Actor.from_request(request), **arguments)
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
                 status = exc.status_code
+                # A title that names a page already: the error links to it.
+                if page is None and "page_id" in exc.extra:
+                    with contextlib.suppress(NotFound):  # deleted meanwhile
+                        existing = selectors.wiki_page_get_visible(
+                            user=request.user, page_id=exc.extra["page_id"]
+                        )
             else:
                 if not result.changed:
                     messages.info(request, "Nothing changed.")
@@ -159,6 +169,7 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
             "preview": preview,
             "max_chars": MAX_CONTENT_CHARS,
             "scope_locked": scope_locked,
+            "existing": existing,
         },
         status=status,
     )
@@ -166,7 +177,8 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
 
 @login_required
 def page_new_view(request: HttpRequest) -> HttpResponse:
-    """The editor for a new page (a title that exists in the project updates it)."""
+    """The editor for a new page; a title that already names a page in the project is
+    refused with a link to that page."""
     return _editor(request, None)
 
 

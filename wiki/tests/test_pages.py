@@ -56,6 +56,21 @@ def test_every_save_keeps_a_revision_and_a_no_op_keeps_none(owner):
     assert ("del", "-One.") in lines and ("add", "+Two.") in lines
 
 
+def test_create_refuses_a_title_the_upsert_would_update(owner, teammate, team):
+    page = write(owner, visibility="team").page
+    for user in (owner, teammate):
+        with pytest.raises(Conflict, match="already a page titled") as refused:
+            services.wiki_page_create(
+                actor=Actor(user=user), title="deploying the INGEST service", content="Other."
+            )
+        assert refused.value.extra == {"slug": page.slug, "page_id": page.pk}
+    assert Page.objects.get().revisions.count() == 1
+    created = services.wiki_page_create(
+        actor=Actor(user=owner), title=page.title, content="Other.", project="beta"
+    )
+    assert created.created and Page.objects.count() == 2
+
+
 def test_a_visible_slug_of_another_scope_blocks_creation(owner, teammate, team):
     write(owner, visibility="global")
     with pytest.raises(Conflict, match="a slug another scope owns"):

@@ -99,6 +99,58 @@ def test_the_editor_shows_the_services_message_and_writes_nothing(owner_client):
     assert not Page.objects.exists()
 
 
+def new_page(client, **fields):
+    form = {"title": "Deploy guide", "content": "Other text.", "tags": "", "kind": "note"}
+    return client.post(reverse("wiki-new"), {**form, "project": "", "visibility": "", **fields})
+
+
+def test_new_page_refuses_a_title_that_exists_in_that_project(owner_client, owner):
+    page = write(owner, project="atlas")
+    response = new_page(owner_client, title="deploy GUIDE!", project="atlas")
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "already a page titled" in html and "Deploy guide" in html
+    assert f'href="{reverse("wiki-page", args=[page.pk])}"' in html
+    assert "Other text." in html  # what was typed stays in the form
+    page.refresh_from_db()
+    assert page.content == "Run `make deploy`." and page.revisions.count() == 1
+    assert not AuditEvent.objects.filter(action="wiki.update").exists()
+    # The same title in another project is another page.
+    assert new_page(owner_client, project="beta").status_code == 302
+    assert Page.objects.count() == 2
+
+
+def test_new_page_refuses_the_title_of_a_team_page_a_teammate_edits(teammate_client, owner, team):
+    page = write(owner, visibility="team")
+    response = new_page(teammate_client)
+    assert response.status_code == 409
+    assert f'href="{reverse("wiki-page", args=[page.pk])}"' in response.content.decode()
+    page.refresh_from_db()
+    assert page.content == "Run `make deploy`." and page.revisions.count() == 1
+
+
+def test_new_page_links_to_a_page_of_another_scope_that_holds_the_title(
+    teammate_client, owner, team
+):
+    page = write(owner, visibility="global")
+    response = new_page(teammate_client)
+    assert response.status_code == 409 and "a slug another scope owns" in response.content.decode()
+    assert f'href="{reverse("wiki-page", args=[page.pk])}"' in response.content.decode()
+
+
+def test_the_api_still_updates_the_page_its_title_names(owner_client, owner):
+    page = write(owner)
+    assert new_page(owner_client).status_code == 409
+    response = owner_client.put(
+        "/api/wiki",
+        {"title": "Deploy guide", "content": "Other text."},
+        content_type="application/json",
+    )
+    assert response.status_code == 200 and response.json()["id"] == page.pk
+    page.refresh_from_db()
+    assert page.content == "Other text." and page.revisions.count() == 2
+
+
 def test_history_and_diff(owner_client, owner):
     page = write(owner, content="Line one.\n<b>old</b>\n")
     write(owner, content="Line one.\n<i>new</i>\n")
