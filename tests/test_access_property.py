@@ -579,6 +579,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     for page_id in page_ids:
         yield f"GET /wiki/{page_id}/", get(session, f"/wiki/{page_id}/")
         yield f"GET /wiki/{page_id}/history/", get(session, f"/wiki/{page_id}/history/")
+        yield f"GET /wiki/{page_id}/approve/", get(session, f"/wiki/{page_id}/approve/")
     for slug in slugs:
         yield f"GET /api/wiki/{slug}", get(api, f"/api/wiki/{slug}")
         with contextlib.suppress(ApplicationError):

@@ -1,4 +1,4 @@
-"""The wiki's JSON API: list, read, upsert, search, delete and stats."""
+"""The wiki's JSON API: list, read, upsert, search, approve, delete and stats."""
 
 from typing import Any
 
@@ -99,6 +99,20 @@ def get_page(request: HttpRequest, slug: str, project: str | None = None) -> dic
     """One visible page by slug (or title); ``project`` picks the scope."""
     page = selectors.wiki_page_find(user=request.user, title_or_slug=slug, project=project)
     return selectors.page_as_dict(page, actor=Actor.from_request(request))
+
+
+@router.post("/{slug}/approve", response=PageOut, auth=write_auth)
+def approve_page(request: HttpRequest, slug: str, project: str | None = None) -> dict[str, Any]:
+    """Release a flagged page to agents, overriding the scanner's findings. Only a
+    person may (an agent token gets 403), one who reviews the page (its owner, an admin
+    of its team, or staff) and did not save its text, in person or through an agent:
+    403 says who else may. Audited with the findings it overrides; 400 if the page is
+    not flagged."""
+    page = selectors.wiki_page_find(user=request.user, title_or_slug=slug, project=project)
+    actor = Actor.from_request(request)
+    services.wiki_page_approve(actor=actor, page=page)
+    page = selectors.wiki_page_get_visible(user=request.user, page_id=page.pk)
+    return selectors.page_as_dict(page, actor=actor)
 
 
 @router.delete("/{slug}", response={204: None}, auth=write_auth)

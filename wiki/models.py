@@ -9,10 +9,12 @@ creating a second page that shadows it.
 
 import hashlib
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import ExpressionWrapper, F, Q
 from django.utils import timezone
 
 from teams.models import Membership, ScopedModel, Visibility
@@ -128,9 +130,58 @@ class Page(ScopedModel):
             "page to let a team edit it."
         )
 
-    def can_be_approved_by(self, user: Any) -> bool:
-        """The owner, an admin of the page's team, or staff (for pages they can see)."""
+    @property
+    def version(self) -> str:
+        """Changes with what the page says: a reviewer's approval names the version they
+        read, so text saved meanwhile is not released unread."""
+        return self.content_hash
+
+    def can_be_reviewed_by(self, user: Any) -> bool:
+        """Who reviews a flagged page (rejects it, sees it in the review queue): its
+        owner, an admin of its team, or staff who can see it. Approving it also takes
+        someone other than those who saved its text (``approval_refusal``)."""
         return self.is_editable_by(user) or (bool(user.is_staff) and self.is_visible_to(user))
+
+    def text_editor_ids(self) -> set[int]:
+        """The users who saved the text under review (see ``PageRevisionQuerySet``)."""
+        return PageRevision.objects.text_editor_ids([self.pk]).get(self.pk, set())
+
+    def approval_refusal(self, user: Any, *, editor_ids: set[int] | None = None) -> str:
+        """Why ``user`` may not release this flagged page to agents, or "" if they may.
+
+        Approval is a second pair of eyes: a reviewer (``can_be_reviewed_by``) who did
+        not save the text under review, in person or through an agent (whose revisions
+        are its token's user's). ``editor_ids`` saves the query when the caller has them.
+        """
+        if not self.can_be_reviewed_by(user):
+            return "Only the page's owner, an admin of its team or staff can approve it."
+        return self.own_text_refusal(user, editor_ids=editor_ids)
+
+    def own_text_refusal(self, user: Any, *, editor_ids: set[int] | None = None) -> str:
+        """Why ``user``, a reviewer of this page, may not approve it because they saved
+        the text under review ("" if they did not), naming who else may."""
+        if editor_ids is None:
+            editor_ids = self.text_editor_ids()
+        if user.pk not in editor_ids:
+            return ""
+        saved = "You saved this text (yourself or through one of your agents)"
+        if self.visibility == Visibility.PRIVATE or self.team_id is None:
+            return (
+                f"{saved}, so someone else must approve it, and only you can read this "
+                f"{self.visibility} page: make it a team page for an admin of the team to "
+                "review, or change its text."
+            )
+        others = [] if self.owner_id == user.pk else [f"its owner {self.owner.get_username()}"]
+        if self.visibility == Visibility.TEAM:
+            others += [f"an admin of {self.team.name}", f"a staff member of {self.team.name}"]
+        else:
+            others.append("a staff member")
+        who = ", ".join(others[:-1]) + f" or {others[-1]}" if len(others) > 1 else others[0]
+        return f"{saved}, so someone else must approve it: {who}."
+
+    def can_be_approved_by(self, user: Any) -> bool:
+        """A reviewer other than those who saved the text under review."""
+        return not self.approval_refusal(user)
 
 
 class PagePassage(models.Model):
@@ -151,6 +202,36 @@ class PagePassage(models.Model):
         return f"{self.page_id}#{self.number}"
 
 
+class PageRevisionQuerySet(models.QuerySet):
+    def text_editor_ids(self, page_ids: Iterable[int]) -> dict[int, set[int]]:
+        """For each page, the users who saved the text under review: the author of the
+        revision that brought in its current title and content, and of every save
+        since (of its tags, say), the latest always included. An agent's revision
+        counts as its token's user's."""
+        same_text = ExpressionWrapper(
+            Q(title=F("page__title")) & Q(content=F("page__content")),
+            output_field=models.BooleanField(),
+        )
+        rows = (
+            self.filter(page_id__in=list(page_ids))
+            .annotate(same_text=same_text)
+            .order_by("page_id", "-number")
+            .values_list("page_id", "author_id", "same_text")
+        )
+        editors: dict[int, set[int]] = {}
+        done: set[int] = set()
+        for page_id, author_id, same in rows:
+            if page_id in done:
+                continue
+            latest = page_id not in editors
+            found = editors.setdefault(page_id, set())
+            if (same or latest) and author_id is not None:
+                found.add(author_id)
+            if not same:
+                done.add(page_id)
+        return editors
+
+
 class PageRevision(models.Model):
     """One saved state of a page: who saved it, when, and what it said."""
 
@@ -169,6 +250,8 @@ class PageRevision(models.Model):
     title = models.CharField(max_length=MAX_TITLE_CHARS)
     content = models.TextField()
     tags = models.JSONField(default=list, blank=True)
+
+    objects = PageRevisionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-number"]

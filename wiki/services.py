@@ -1,5 +1,5 @@
-"""Writes of the wiki: upsert by title (with a revision per save), delete, and the
-review that releases a flagged page to agents.
+"""Writes of the wiki: upsert by title (with a revision per save), create (which
+refuses a title in use), delete, and the review that releases a flagged page to agents.
 
 Every write scans the page, keeps the FTS index in step and writes an audit event
 inside its own transaction; nothing here runs on signals.
@@ -225,6 +225,35 @@ def wiki_page_upsert(
     )
 
 
+def wiki_page_create(
+    *,
+    actor: Actor,
+    title: str,
+    content: str,
+    tags: Sequence[str] | str | None = None,
+    kind: str | None = Kind.NOTE,
+    project: str = "",
+    visibility: str | None = None,
+    team: str | int | None = None,
+) -> WriteResult:
+    """Create the page titled ``title`` in ``project``, as ``wiki_page_upsert`` does, but
+    refuse (409, with the page's ``page_id``) a title that already names a page there
+    by the upsert's rules, rather than update it: someone starting a new page does not
+    mean to overwrite another."""
+    _scan_ahead(clean_content(content))
+    return _page_upsert(
+        actor=actor,
+        title=title,
+        content=content,
+        tags=tags,
+        kind=kind,
+        project=project,
+        visibility=visibility,
+        team=team,
+        create_only=True,
+    )
+
+
 @transaction.atomic
 def _page_upsert(
     *,
@@ -236,6 +265,7 @@ def _page_upsert(
     project: str,
     visibility: str | None,
     team: str | int | None,
+    create_only: bool = False,
 ) -> WriteResult:
     title = clean_title(title)
     content = clean_content(content)
@@ -247,6 +277,13 @@ def _page_upsert(
             f"Unknown visibility '{visibility}': use one of {', '.join(Visibility.values)}."
         )
     page = _page_for_write(actor=actor, project=project, slug=slug)
+    if page is not None and create_only:
+        where = f"project '{project}'" if project else "the organisation pages"
+        raise Conflict(
+            f"There is already a page titled '{page.title}' in {where}: edit that page, "
+            "or choose another title.",
+            extra={"slug": slug, "page_id": page.pk},
+        )
     now = timezone.now()
 
     if page is None:
@@ -398,8 +435,8 @@ class Rejection:
 def wiki_page_reject(*, actor: Actor, page: Page) -> Rejection:
     """A reviewer refuses a flagged page's text: the latest revision that the scanner
     passes comes back as a new revision, or, if none ever did, the page is deleted.
-    Only a person may reject, and only one who may approve it; audited as
-    ``wiki.reject`` with the findings."""
+    Only a person may reject, one who reviews the page (its author too: rejecting
+    releases nothing); audited as ``wiki.reject`` with the findings."""
     if actor.token is not None:
         raise Forbidden("Agents cannot reject flagged pages; a person reviews them.")
     for content, title in page.revisions.order_by("-number").values_list("content", "title"):
@@ -412,7 +449,7 @@ def wiki_page_reject(*, actor: Actor, page: Page) -> Rejection:
 @transaction.atomic
 def _reject(*, actor: Actor, page: Page) -> Rejection:
     page = _locked(page)
-    if not page.can_be_approved_by(actor.user):
+    if not page.can_be_reviewed_by(actor.user):
         raise Forbidden("Only the page's owner, an admin of its team or staff can reject it.")
     if not page.flagged or page.is_approved:
         raise InvalidInput("Only a flagged page waiting for review can be rejected.")
@@ -476,15 +513,29 @@ def wiki_page_delete(*, actor: Actor, page: Page) -> None:
     page.delete()
 
 
+# What an approval's audit event keeps of each finding it overrides: where and what,
+# not the excerpt (the suspicious text itself, which forgetting must be able to remove).
+AUDITED_FINDING_FIELDS = ("rule", "severity", "field", "start", "end", "message")
+
+
 @transaction.atomic
-def wiki_page_approve(*, actor: Actor, page: Page) -> Page:
-    """Release a flagged page to agents. Only a person may do it (never an agent token):
-    the page's owner, an admin of its team, or staff. Audited with the findings."""
+def wiki_page_approve(*, actor: Actor, page: Page, version: str | None = None) -> Page:
+    """Release a flagged page to agents, overriding the scanner's findings.
+
+    Only a person may do it (never an agent token), one who reviews the page (its
+    owner, an admin of its team, or staff) and did not save the text under review,
+    in person or through an agent (``Page.approval_refusal``). With ``version`` (the
+    ``Page.version`` the reviewer read), text saved since is refused (412) rather than
+    released unread. Audited as ``wiki.approve`` with the findings it overrides.
+    """
     if actor.token is not None:
         raise Forbidden("Agents cannot approve flagged pages; a person reviews them.")
-    if not page.can_be_approved_by(actor.user):
-        raise Forbidden("Only the page's owner, an admin of its team or staff can approve it.")
-    page = row_for_update(page, missing="This page was deleted meanwhile.")
+    page = row_for_update(
+        page, missing="This page was deleted meanwhile.", expected_version=version
+    )
+    refusal = page.approval_refusal(actor.user)
+    if refusal:
+        raise Forbidden(refusal)
     if not page.flagged:
         raise InvalidInput("This page is not flagged; there is nothing to approve.")
     if page.is_approved:
@@ -498,8 +549,15 @@ def wiki_page_approve(*, actor: Actor, page: Page) -> Page:
         target_id=page.pk,
         details={
             "title": page.title,
+            "slug": page.slug,
+            "project": page.project,
+            "revision": page.revisions.aggregate(last=Max("number"))["last"],
             "scanner_version": page.scanner_version,
             "rules": sorted({f.get("rule", "") for f in page.findings}),
+            "findings": [
+                {k: f.get(k, "content" if k == "field" else None) for k in AUDITED_FINDING_FIELDS}
+                for f in page.findings
+            ],
         },
     )
     return page

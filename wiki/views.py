@@ -1,6 +1,7 @@
 """Dashboard pages of the wiki: the list with search and filters, a page with its
 findings, the editor with live preview, history and diff, and the review queue."""
 
+import contextlib
 from typing import Any
 
 from django.contrib import messages
@@ -8,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from memoryhub.engine.errors import ApplicationError, NotFound
 from memoryhub.engine.htmx import htmx_render
@@ -16,7 +17,7 @@ from memoryhub.engine.rendering import snippet_html
 from teams.services import Actor
 from wiki import selectors, services
 from wiki.forms import PageFilterForm, PageForm
-from wiki.models import MAX_CONTENT_CHARS, Kind, Page
+from wiki.models import MAX_CONTENT_CHARS, Kind, Page, PageRevision
 from wiki.rendering import dangerous_urls, highlight_findings, render_markdown
 
 PAGE_SIZE = 50
@@ -78,7 +79,8 @@ def _page_context(request: HttpRequest, page: Page) -> dict[str, Any]:
     # A flagged page's links and images that its findings name are not followed by
     # people either: they render as marked text.
     inert = dangerous_urls(page.content, page.findings) if page.flagged else {}
-    can_review = page.withheld_from_agents and page.can_be_approved_by(request.user)
+    can_review = page.withheld_from_agents and page.can_be_reviewed_by(request.user)
+    refusal = page.own_text_refusal(request.user) if can_review else ""
     return {
         "page": page,
         "html": render_markdown(page.content, inert=inert),
@@ -87,7 +89,9 @@ def _page_context(request: HttpRequest, page: Page) -> dict[str, Any]:
         "editable": page.can_be_edited_by(request.user),
         "manageable": page.is_editable_by(request.user),
         "editors": page.editors_description(),
-        "can_approve": can_review,
+        "can_review": can_review,
+        "can_approve": can_review and not refusal,
+        "approval_refusal": refusal,
         "revision_count": page.revisions.count(),
     }
 
@@ -121,19 +125,28 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
         # Imported pages may carry a kind of their own; keep it selectable.
         form.fields["kind"].widget.choices = [*Kind.choices, (page.kind, page.kind)]
     status = 200
+    existing = None
     if request.method == "POST":
         status = 400
         if form.is_valid():
             arguments = form.upsert_arguments()
+            write = services.wiki_page_create
             if page is not None:
                 # The title and project name the page: an edit keeps them (a changed
                 # title would be a new page under upsert-by-title).
                 arguments |= {"title": page.title, "project": page.project}
+                write = services.wiki_page_upsert
             try:
-                result = services.wiki_page_upsert(actor=Actor.from_request(request), **arguments)
+                result = write(actor=Actor.from_request(request), **arguments)
             except ApplicationError as exc:
                 form.add_error(None, exc.message)
                 status = exc.status_code
+                # A title that names a page already: the error links to it.
+                if page is None and "page_id" in exc.extra:
+                    with contextlib.suppress(NotFound):  # deleted meanwhile
+                        existing = selectors.wiki_page_get_visible(
+                            user=request.user, page_id=exc.extra["page_id"]
+                        )
             else:
                 if not result.changed:
                     messages.info(request, "Nothing changed.")
@@ -156,6 +169,7 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
             "preview": preview,
             "max_chars": MAX_CONTENT_CHARS,
             "scope_locked": scope_locked,
+            "existing": existing,
         },
         status=status,
     )
@@ -163,7 +177,8 @@ def _editor(request: HttpRequest, page: Page | None) -> HttpResponse:
 
 @login_required
 def page_new_view(request: HttpRequest) -> HttpResponse:
-    """The editor for a new page (a title that exists in the project updates it)."""
+    """The editor for a new page; a title that already names a page in the project is
+    refused with a link to that page."""
     return _editor(request, None)
 
 
@@ -242,23 +257,74 @@ def revision_diff_view(request: HttpRequest, page_id: int) -> HttpResponse:
 def review_queue_view(request: HttpRequest) -> HttpResponse:
     """The review queue: flagged pages agents cannot read until someone approves them."""
     pages = list(selectors.wiki_review_queue(user=request.user))
-    rows = [{"page": p, "source": highlight_findings(p.content, p.findings)} for p in pages]
+    # Every page here is one the user reviews; those whose text they saved need
+    # someone else to approve them.
+    editors = PageRevision.objects.text_editor_ids(p.pk for p in pages)
+    rows = [
+        {
+            "page": p,
+            "source": highlight_findings(p.content, p.findings),
+            "refusal": p.own_text_refusal(request.user, editor_ids=editors.get(p.pk, set())),
+        }
+        for p in pages
+    ]
     return render(request, "wiki/review.html", {"rows": rows})
 
 
+def _approval_confirmation(
+    request: HttpRequest, page: Page, *, error: str = "", status: int = 200
+) -> HttpResponse:
+    revision = selectors.wiki_revision_list(page=page).first()
+    back_to = request.POST.get("next") or request.GET.get("next")
+    return render(
+        request,
+        "wiki/approve.html",
+        {
+            "page": page,
+            "revision": revision,
+            "source": highlight_findings(page.content, page.findings),
+            "can_approve": status != 403 and page.withheld_from_agents,
+            "next": "review" if back_to == "review" else "",
+            "error": error,
+        },
+        status=status,
+    )
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def page_approve_view(request: HttpRequest, page_id: int) -> HttpResponse:
+    """Approve a flagged page in two steps: a confirmation that lists the findings the
+    approval overrides (GET), then the approval of the version read there (POST)."""
     page = _page_or_404(request, page_id)
-    try:
-        services.wiki_page_approve(actor=Actor.from_request(request), page=page)
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
+    confirmed = request.method == "POST" and "version" in request.POST
+    if not page.withheld_from_agents and not confirmed:
+        messages.info(request, f"“{page.title}” is not waiting for approval.")
         return redirect("wiki-page", page_id=page.pk)
-    messages.success(request, f"Approved “{page.title}”: agents can now read it.")
-    if request.POST.get("next") == "review":
-        return redirect("wiki-review")
-    return redirect("wiki-page", page_id=page.pk)
+    refusal = page.approval_refusal(request.user)
+    if refusal:
+        return _approval_confirmation(request, page, error=refusal, status=403)
+    if confirmed:
+        try:
+            services.wiki_page_approve(
+                actor=Actor.from_request(request), page=page, version=request.POST["version"]
+            )
+        except NotFound as exc:
+            raise Http404(exc.message) from None
+        except ApplicationError as exc:
+            # Shown again as it is now, to be read before approving.
+            page = _page_or_404(request, page_id)
+            return _approval_confirmation(request, page, error=exc.message, status=exc.status_code)
+        messages.success(request, f"Approved “{page.title}”: agents can now read it.")
+        if request.POST.get("next") == "review":
+            return redirect("wiki-review")
+        return redirect("wiki-page", page_id=page.pk)
+    if request.method == "POST":
+        # A post that did not come from the confirmation: ask for it.
+        return _approval_confirmation(
+            request, page, error="Confirm the approval below.", status=400
+        )
+    return _approval_confirmation(request, page)
 
 
 @login_required

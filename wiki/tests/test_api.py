@@ -113,6 +113,7 @@ def test_the_outsider_is_refused_everywhere(outsider_client, shared_page):
     assert outsider_client.get("/api/wiki/search", {"q": "ship"}).json()["count"] == 0
     assert outsider_client.get("/api/wiki/stats").json()["total"] == 0
     assert outsider_client.delete("/api/wiki/release-checklist").status_code == 404
+    assert outsider_client.post("/api/wiki/release-checklist/approve").status_code == 404
     assert Page.objects.count() == 1
 
 
@@ -169,8 +170,10 @@ def test_a_slug_another_scope_owns_answers_409(owner_client, teammate_client, te
     assert Page.objects.get().content == "Tabs."
 
 
-def test_an_agent_gets_no_content_of_a_flagged_unapproved_page(owner, owner_client, agent_client):
-    page_id = put(owner_client, title="Deploy notes", content=INJECTION).json()["id"]
+def test_an_agent_gets_no_content_of_a_flagged_unapproved_page(
+    owner, staff, owner_client, agent_client
+):
+    put(owner_client, title="Deploy notes", content=INJECTION, visibility="global")
     agent = agent_client(owner)
     for url in ("/api/wiki/deploy-notes", "/api/wiki"):
         response = agent.get(url)
@@ -189,7 +192,7 @@ def test_an_agent_gets_no_content_of_a_flagged_unapproved_page(owner, owner_clie
     from teams.services import Actor
     from wiki.services import wiki_page_approve
 
-    wiki_page_approve(actor=Actor(user=owner), page=Page.objects.get(pk=page_id))
+    wiki_page_approve(actor=Actor(user=staff), page=Page.objects.get())
     assert agent.get("/api/wiki/deploy-notes").json()["content"] == INJECTION + "more\n"
 
 
@@ -197,3 +200,56 @@ def test_a_read_token_cannot_write(owner, agent_client):
     agent = agent_client(owner, scopes=("read",))
     assert put(agent, title="T", content="C").status_code == 403
     assert not Page.objects.exists()
+
+
+@pytest.fixture
+def second_admin_client(make_user, team):
+    """Erin, a second admin of the owner's team, logged in."""
+    from django.test import Client
+
+    from teams.models import Membership, Role
+
+    erin = make_user("erin")
+    Membership.objects.create(user=erin, team=team, role=Role.ADMIN)
+    client = Client()
+    client.force_login(erin)
+    return client
+
+
+def test_the_author_cannot_approve_a_flagged_page_over_the_api(
+    owner, owner_client, teammate_client, second_admin_client, agent_client
+):
+    put(owner_client, title="Deploy notes", content=INJECTION, visibility="team")
+    refused = owner_client.post("/api/wiki/deploy-notes/approve")
+    assert refused.status_code == 403
+    assert "someone else must approve it" in refused.json()["detail"]
+    assert agent_client(owner).post("/api/wiki/deploy-notes/approve").status_code == 403
+    assert teammate_client.post("/api/wiki/deploy-notes/approve").status_code == 403
+    assert Page.objects.get().approved_at is None
+    assert not AuditEvent.objects.filter(action="wiki.approve").exists()
+
+    approved = second_admin_client.post("/api/wiki/deploy-notes/approve")
+    assert approved.status_code == 200, approved.content
+    body = approved.json()
+    assert body["approved"] is True and body["approved_by"] == "erin"
+    event = AuditEvent.objects.get(action="wiki.approve")
+    assert {f["rule"] for f in event.details["findings"]} == {f["rule"] for f in body["findings"]}
+
+
+def test_a_page_an_agent_wrote_is_not_approved_by_its_tokens_owner(
+    owner, owner_client, second_admin_client, agent_client
+):
+    agent = agent_client(owner)
+    written = put(agent, title="Deploy notes", content=INJECTION, visibility="team")
+    assert written.status_code == 201 and written.json()["flagged"] is True
+    refused = owner_client.post("/api/wiki/deploy-notes/approve")
+    assert refused.status_code == 403
+    assert "someone else must approve it" in refused.json()["detail"]
+    assert Page.objects.get().approved_at is None
+    assert second_admin_client.post("/api/wiki/deploy-notes/approve").status_code == 200
+    assert agent.get("/api/wiki/deploy-notes").json()["content"] == INJECTION
+
+
+def test_approving_a_page_that_is_not_flagged_answers_400(second_admin_client, shared_page):
+    response = second_admin_client.post("/api/wiki/release-checklist/approve?project=atlas")
+    assert response.status_code == 400 and "not flagged" in response.json()["detail"]

@@ -52,7 +52,9 @@ def test_a_page_renders_safely_with_findings_highlighted(owner_client, owner):
     assert '<mark class="finding"' in html
     assert "&lt;script" in html  # the source view shows it, escaped (and marked)
     assert "U+200B" in html
-    assert "Approve for agents" in html
+    # Its author is no reviewer of it, and only the author reads a private page.
+    assert "Approve for agents" not in html
+    assert "only you can read this private page: make it a team page" in html
 
 
 def test_the_editor_saves_and_the_preview_renders_markdown(owner_client):
@@ -97,6 +99,58 @@ def test_the_editor_shows_the_services_message_and_writes_nothing(owner_client):
     assert not Page.objects.exists()
 
 
+def new_page(client, **fields):
+    form = {"title": "Deploy guide", "content": "Other text.", "tags": "", "kind": "note"}
+    return client.post(reverse("wiki-new"), {**form, "project": "", "visibility": "", **fields})
+
+
+def test_new_page_refuses_a_title_that_exists_in_that_project(owner_client, owner):
+    page = write(owner, project="atlas")
+    response = new_page(owner_client, title="deploy GUIDE!", project="atlas")
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "already a page titled" in html and "Deploy guide" in html
+    assert f'href="{reverse("wiki-page", args=[page.pk])}"' in html
+    assert "Other text." in html  # what was typed stays in the form
+    page.refresh_from_db()
+    assert page.content == "Run `make deploy`." and page.revisions.count() == 1
+    assert not AuditEvent.objects.filter(action="wiki.update").exists()
+    # The same title in another project is another page.
+    assert new_page(owner_client, project="beta").status_code == 302
+    assert Page.objects.count() == 2
+
+
+def test_new_page_refuses_the_title_of_a_team_page_a_teammate_edits(teammate_client, owner, team):
+    page = write(owner, visibility="team")
+    response = new_page(teammate_client)
+    assert response.status_code == 409
+    assert f'href="{reverse("wiki-page", args=[page.pk])}"' in response.content.decode()
+    page.refresh_from_db()
+    assert page.content == "Run `make deploy`." and page.revisions.count() == 1
+
+
+def test_new_page_links_to_a_page_of_another_scope_that_holds_the_title(
+    teammate_client, owner, team
+):
+    page = write(owner, visibility="global")
+    response = new_page(teammate_client)
+    assert response.status_code == 409 and "a slug another scope owns" in response.content.decode()
+    assert f'href="{reverse("wiki-page", args=[page.pk])}"' in response.content.decode()
+
+
+def test_the_api_still_updates_the_page_its_title_names(owner_client, owner):
+    page = write(owner)
+    assert new_page(owner_client).status_code == 409
+    response = owner_client.put(
+        "/api/wiki",
+        {"title": "Deploy guide", "content": "Other text."},
+        content_type="application/json",
+    )
+    assert response.status_code == 200 and response.json()["id"] == page.pk
+    page.refresh_from_db()
+    assert page.content == "Other text." and page.revisions.count() == 2
+
+
 def test_history_and_diff(owner_client, owner):
     page = write(owner, content="Line one.\n<b>old</b>\n")
     write(owner, content="Line one.\n<i>new</i>\n")
@@ -111,16 +165,101 @@ def test_history_and_diff(owner_client, owner):
     )
 
 
-def test_the_review_queue_approves(owner_client, owner):
-    page = write(owner, content=INJECTION)
-    html = owner_client.get(reverse("wiki-review")).content.decode()
+def test_the_review_queue_approves(second_admin_client, owner, team):
+    page = write(owner, content=INJECTION, visibility="team")
+    html = second_admin_client.get(reverse("wiki-review")).content.decode()
     assert "Deploy guide" in html
-    response = owner_client.post(reverse("wiki-approve", args=[page.pk]), {"next": "review"})
+    assert f'href="{reverse("wiki-approve", args=[page.pk])}?next=review"' in html
+    response = second_admin_client.post(
+        reverse("wiki-approve", args=[page.pk]), {"version": page.content_hash, "next": "review"}
+    )
     assert response.status_code == 302 and response.url == reverse("wiki-review")
     page.refresh_from_db()
-    assert page.approved_by == owner
+    assert page.approved_by.get_username() == "erin"
     assert AuditEvent.objects.filter(action="wiki.approve").exists()
-    assert "Nothing to review" in owner_client.get(reverse("wiki-review")).content.decode()
+    queue = second_admin_client.get(reverse("wiki-review")).content.decode()
+    assert "Nothing to review" in queue
+
+
+@pytest.fixture
+def second_admin_client(make_user, team):
+    """Erin, a second admin of the owner's team, logged in."""
+    from django.test import Client
+
+    from teams.models import Membership, Role
+
+    erin = make_user("erin")
+    Membership.objects.create(user=erin, team=team, role=Role.ADMIN)
+    client = Client()
+    client.force_login(erin)
+    return client
+
+
+def test_the_author_of_a_flagged_page_is_refused_approval(owner_client, owner, team):
+    page = write(owner, content=INJECTION, visibility="team")
+    html = owner_client.get(reverse("wiki-page", args=[page.pk])).content.decode()
+    assert "Approve for agents" not in html
+    assert "someone else must approve it" in html and "an admin of Platform" in html
+    assert reverse("wiki-reject", args=[page.pk]) in html  # the author may still reject
+    queue = owner_client.get(reverse("wiki-review")).content.decode()
+    assert "Deploy guide" in queue and reverse("wiki-approve", args=[page.pk]) not in queue
+    assert "someone else must approve it" in queue
+    for response in (
+        owner_client.get(reverse("wiki-approve", args=[page.pk])),
+        owner_client.post(reverse("wiki-approve", args=[page.pk]), {"version": page.content_hash}),
+    ):
+        assert response.status_code == 403
+        assert "someone else must approve it" in response.content.decode()
+    page.refresh_from_db()
+    assert page.approved_at is None
+    assert not AuditEvent.objects.filter(action="wiki.approve").exists()
+
+
+def test_approving_asks_to_confirm_the_findings_it_overrides(second_admin_client, owner, team):
+    page = write(owner, content=INJECTION, visibility="team")
+    html = second_admin_client.get(reverse("wiki-page", args=[page.pk])).content.decode()
+    approve = reverse("wiki-approve", args=[page.pk])
+    assert "Approve for agents" in html and f'href="{approve}"' in html
+    confirm = second_admin_client.get(approve, {"next": "review"})
+    text = confirm.content.decode()
+    assert confirm.status_code == 200
+    for finding in page.findings:
+        assert finding["rule"] in text and finding["message"] in text
+    assert f'value="{page.content_hash}"' in text and "overriding" in text
+    # A post that skips the confirmation approves nothing: it asks again.
+    skipped = second_admin_client.post(approve, {"next": "review"})
+    assert skipped.status_code == 400 and "Confirm" in skipped.content.decode()
+    page.refresh_from_db()
+    assert page.approved_at is None
+
+    done = second_admin_client.post(approve, {"version": page.content_hash, "next": "review"})
+    assert done.status_code == 302 and done.url == reverse("wiki-review")
+    page.refresh_from_db()
+    assert page.approved_by.get_username() == "erin"
+    event = AuditEvent.objects.get(action="wiki.approve")
+    assert {f["rule"] for f in event.details["findings"]} == {f["rule"] for f in page.findings}
+
+
+def test_an_approval_of_text_that_changed_since_it_was_read_is_refused(
+    second_admin_client, owner, team
+):
+    page = write(owner, content=INJECTION, visibility="team")
+    read = page.content_hash
+    write(owner, content=INJECTION + "\nAnd one more thing.\n")
+    response = second_admin_client.post(reverse("wiki-approve", args=[page.pk]), {"version": read})
+    assert response.status_code == 412 and "changed since you read it" in response.content.decode()
+    page.refresh_from_db()
+    assert page.approved_at is None and page.content_hash in response.content.decode()
+
+
+def test_staff_approve_in_the_dashboard(staff_client, staff, owner):
+    page = write(owner, content=INJECTION, visibility="global")
+    response = staff_client.post(
+        reverse("wiki-approve", args=[page.pk]), {"version": page.content_hash}
+    )
+    assert response.status_code == 302
+    page.refresh_from_db()
+    assert page.approved_by == staff
 
 
 def test_a_teammate_edits_a_team_page_but_cannot_approve_reject_or_delete(
