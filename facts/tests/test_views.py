@@ -13,7 +13,7 @@ from facts.forms import MemoryConfigForm
 from facts.models import Fact
 from facts.services.config import memory_config_update
 from facts.services.create import fact_create
-from facts.services.embedding import facts_backfill
+from facts.services.embedding import facts_backfill, facts_embed_waiting
 from memoryhub.engine.config import memory_config_get, memory_config_llm_error_record
 from memoryhub.engine.models import MemoryConfig
 from teams.models import AuditEvent
@@ -541,6 +541,17 @@ def test_embedding_progress_counts_own_facts_and_polls_while_incomplete(owner_cl
     assert "<strong>0</strong> of <strong>3</strong> of your facts" in html
     assert 'hx-trigger="every 2s, facts-changed from:body"' in html
     assert "Backfill now" not in html
+
+
+def test_embedding_progress_counts_the_active_facts_recall_can_use(owner_client, owner, world):
+    remember(owner, "Alice deploys with Ansible on Fridays!")  # keeps an earlier wording
+    retired = remember(owner, "Legacy cron host was called zeus")
+    Fact.objects.filter(pk=retired.pk).update(status="archived")
+    assert Fact.objects.filter(owner=owner, status="archived").count() == 2
+    facts_embed_waiting()  # what the worker does after a write: the active facts
+    html = html_of(owner_client.get("/memory/embeddings/"))
+    assert "<strong>3</strong> of <strong>3</strong> of your facts" in html
+    assert "Up to date." in html and "every 2s" not in html
 
 
 def test_staff_see_instance_totals_and_backfill_embeds_everything(staff_client, world):
