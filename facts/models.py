@@ -63,6 +63,16 @@ class Origin(models.TextChoices):
     MERGED = "merged", "Merged"
 
 
+# Where a fact comes from when its writer says only how it was learned: asked to be
+# remembered (stated by the user), picked out of a conversation (extracted), or seen
+# in what happened (inferred). The same rule extraction's proposals follow.
+ORIGIN_OF_SOURCE = {
+    Source.EXPLICIT: Origin.USER_STATED,
+    Source.EXTRACTED: Origin.EXTRACTED,
+    Source.OBSERVED: Origin.INFERRED,
+}
+
+
 class FactQuerySet(ScopedQuerySet):
     def recallable(self) -> "FactQuerySet":
         """Facts recall may return: active and not superseded or expired."""

@@ -67,6 +67,13 @@ def test_create_returns_201_with_the_stored_fact(alice):
     assert AuditEvent.objects.filter(action="fact.create", target_id=str(body["id"])).exists()
 
 
+def test_an_extracted_write_is_recorded_as_extracted(alice):
+    body = post(alice, "/api/memories", {"content": "Uses pnpm", "source": "extracted"}).json()
+    assert (body["source"], body["provenance"]["origin"]) == ("extracted", "extracted")
+    body = post(alice, "/api/memories", {"content": "Prefers dark mode"}).json()
+    assert (body["source"], body["provenance"]["origin"]) == ("explicit", "user_stated")
+
+
 def test_near_duplicate_returns_200_with_the_existing_fact(alice):
     first = post(alice, "/api/memories", {"content": "Uses vim keybindings"}).json()
     response = post(alice, "/api/memories", {"content": "uses Vim keybindings!"})

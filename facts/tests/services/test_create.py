@@ -163,6 +163,25 @@ def test_different_facts_or_scopes_do_not_merge(owner, teammate, team, remember)
     assert len({a.pk, b.pk, c.pk, d.pk}) == 4
 
 
+@pytest.mark.parametrize(
+    ("source", "origin"),
+    [
+        ("explicit", Origin.USER_STATED),
+        ("extracted", Origin.EXTRACTED),
+        ("observed", Origin.INFERRED),
+    ],
+)
+def test_the_origin_follows_the_source(owner, remember, source, origin):
+    fact = remember(owner, f"The build cache lives on the {source} volume", source=source)
+    assert (fact.source, fact.origin) == (source, origin)
+
+
+def test_an_origin_given_with_the_source_is_kept(owner, remember):
+    # Extraction says itself where a fact came from ("remember that ..." is explicit).
+    fact = remember(owner, "Standups start at 09:30", source="extracted", origin="user_stated")
+    assert fact.origin == Origin.USER_STATED
+
+
 def test_supersedes_closes_the_old_fact(owner, remember):
     old = remember(owner, "The API rate limit is 100 requests per minute")
     new = remember(owner, "The API rate limit is now 500 requests per minute", supersedes=old.pk)
