@@ -213,6 +213,21 @@ class Fact(ScopedModel):
         return use_score(self.access_count, saturation=saturation)
 
     @property
+    def origin_label(self) -> str:
+        """Where the fact came from, naming the agent that wrote it: "Written by agent
+        ci-bot (bob's token)" rather than "Stated by the user" for an agent's write. A
+        merged fact keeps the provenance of its first wording, so its agent wrote that."""
+        token = self.created_by_token
+        if token is None:
+            return self.get_origin_display()
+        agent = f"agent {token.name} ({token.user.get_username()}'s token)"
+        return {
+            Origin.USER_STATED: f"Written by {agent}",
+            Origin.EXTRACTED: f"Extracted by {agent}",
+            Origin.INFERRED: f"Inferred by {agent}",
+        }.get(self.origin, f"{self.get_origin_display()}; first written by {agent}")
+
+    @property
     def is_recallable(self) -> bool:
         return (
             self.status == Status.ACTIVE

@@ -148,7 +148,12 @@ def fact_ids_editable(*, user: Any, facts: Iterable[Fact]) -> set[int]:
 
 
 def fact_get_visible(*, user: Any, fact_id: int) -> Fact:
-    fact = Fact.objects.visible_to(user).select_related("owner", "team").filter(pk=fact_id).first()
+    fact = (
+        Fact.objects.visible_to(user)
+        .select_related("owner", "team", "created_by_token__user")
+        .filter(pk=fact_id)
+        .first()
+    )
     if fact is None:
         raise NotFound(f"No fact {fact_id}.")
     return fact

@@ -788,3 +788,27 @@ def test_staff_tune_a_ranking_stage(staff_client):
     )
     assert response.status_code in (200, 302)
     assert memory_config_get().recall_tuning == {"weight_time": 0.3}
+
+
+def test_a_fact_page_names_the_agent_that_wrote_it(owner, teammate, team, owner_client, make_token):
+    token, _ = make_token(teammate, name="ci-bot")
+    shared = {"visibility": "team", "team": team.pk}
+
+    def write(content: str, token=None, **data: object) -> Fact:
+        actor = Actor(user=teammate, token=token)
+        return fact_create(actor=actor, data={"content": content, **shared, **data}).fact
+
+    def origin(fact: Fact) -> str:
+        page = owner_client.get(f"/memory/{fact.pk}/").content.decode()
+        return re.search(r"<dt>Origin</dt><dd>(.*?)</dd>", page, re.S).group(1)
+
+    written = write("The nightly build publishes to S3", token)
+    extracted = write("Deploys wait for the canary", token, source="extracted")
+    stated = write("Bob reviews on Mondays")
+    assert origin(written) == "Written by agent ci-bot (bob&#x27;s token) · Explicit"
+    assert origin(extracted) == "Extracted by agent ci-bot (bob&#x27;s token) · Extracted"
+    assert origin(stated) == "Stated by the user · Explicit"
+    # A repeat by someone else merges: the agent wrote it first.
+    write("the nightly build publishes to s3!")
+    expected = "Merged; first written by agent ci-bot (bob&#x27;s token) · Explicit"
+    assert origin(written) == expected
