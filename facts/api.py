@@ -50,6 +50,7 @@ router = Router(tags=["memories"])
 
 EXPORT_FORMAT = "memoryhub.facts"
 EXPORT_VERSION = 1
+STATUS_HELP = "active (the default), pending_review, archived, or all"
 
 
 class ListFilters(Schema):
@@ -57,7 +58,7 @@ class ListFilters(Schema):
     layer: int | None = None
     visibility: str | None = None
     project: str | None = None
-    status: str | None = None
+    status: str | None = Field(None, description=STATUS_HELP)
     team: str | None = None
     source: str | None = None
     tag: str | None = None
@@ -85,7 +86,9 @@ def _page(request: HttpRequest, query, *, limit: int, offset: int) -> dict[str, 
 
 @router.get("/memories", response=FactListOut, auth=read_auth)
 def list_memories(request: HttpRequest, filters: Query[ListFilters]) -> dict[str, Any]:
-    """Visible memories, filtered, sorted and paginated (limit/offset)."""
+    """Visible memories, filtered, sorted and paginated (limit/offset). Active ones
+    unless `status` asks for others: `archived` includes the earlier wordings merges
+    keep, `all` every status."""
     data = filters.dict()
     sort, limit, offset = data.pop("sort"), data.pop("limit"), data.pop("offset")
     query = selectors.fact_list_visible(user=request.user, filters=data, sort=sort)
@@ -146,9 +149,12 @@ def search_memories(
 
 
 @router.get("/memories/stats", response=StatsOut, auth=read_auth)
-def memory_stats(request: HttpRequest) -> dict[str, Any]:
-    """Counts of visible memories by category, status, visibility and layer."""
-    return selectors.fact_stats(user=request.user)
+def memory_stats(
+    request: HttpRequest, status: str | None = Query(None, description=STATUS_HELP)
+) -> dict[str, Any]:
+    """Counts of visible memories by category, visibility and layer, of active ones
+    unless `status` asks for others; `by_status` counts every status."""
+    return selectors.fact_stats(user=request.user, status=status)
 
 
 class JobRefOut(Schema):
@@ -301,9 +307,12 @@ def distill_now(request: HttpRequest, payload: DistillIn) -> Status:
 
 
 @router.get("/memories/layer-stats", response=list[LayerStatOut], auth=read_auth)
-def memory_layer_stats(request: HttpRequest) -> list[dict[str, Any]]:
-    """Per distillation layer: total, active and distilled counts."""
-    return selectors.fact_layer_stats(user=request.user)
+def memory_layer_stats(
+    request: HttpRequest, status: str | None = Query(None, description=STATUS_HELP)
+) -> list[dict[str, Any]]:
+    """Per distillation layer: how many memories of `status` (active unless it asks for
+    others) and how many of them distilled, and how many of the layer are active."""
+    return selectors.fact_layer_stats(user=request.user, status=status)
 
 
 @router.get("/memories/export", auth=read_auth)

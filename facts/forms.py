@@ -9,7 +9,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 
 from facts.models import Category, Layer, Source, Status
 from facts.ranking import RecallTuning
-from facts.selectors import SORTS
+from facts.selectors import SORTS, STATUS_ALL
 from facts.services.config import SECRET_FIELDS
 from memoryhub.engine.cleaning import MAX_TAG_LENGTH
 from memoryhub.engine.errors import InvalidInput
@@ -49,7 +49,10 @@ class FactFilterForm(forms.Form):
         required=False, choices=_any(Layer.choices), coerce=int, empty_value=""
     )
     visibility = forms.ChoiceField(required=False, choices=_any(Visibility.choices))
-    status = forms.ChoiceField(required=False, choices=_any(Status.choices))
+    # No choice (as in a link without it) means active, listed first to show so.
+    status = forms.ChoiceField(
+        required=False, choices=[*Status.choices, (STATUS_ALL, "any status")]
+    )
     source = forms.ChoiceField(required=False, choices=_any(Source.choices))
     tag = forms.CharField(required=False, max_length=MAX_TAG_LENGTH)
     created_from = forms.DateField(

@@ -64,6 +64,16 @@ class Origin(models.TextChoices):
     IMPORTED = "imported", "Imported"
 
 
+# Where a fact comes from when its writer says only how it was learned: asked to be
+# remembered (stated by the user), picked out of a conversation (extracted), or seen
+# in what happened (inferred). The same rule extraction's proposals follow.
+ORIGIN_OF_SOURCE = {
+    Source.EXPLICIT: Origin.USER_STATED,
+    Source.EXTRACTED: Origin.EXTRACTED,
+    Source.OBSERVED: Origin.INFERRED,
+}
+
+
 class FactQuerySet(ScopedQuerySet):
     def recallable(self) -> "FactQuerySet":
         """Facts recall may return: active and not superseded or expired."""
@@ -202,6 +212,21 @@ class Fact(ScopedModel):
     def use(self, *, saturation: int) -> float:
         """Access count on a log scale, 1 at ``saturation`` accesses and beyond."""
         return use_score(self.access_count, saturation=saturation)
+
+    @property
+    def origin_label(self) -> str:
+        """Where the fact came from, naming the agent that wrote it: "Written by agent
+        ci-bot (bob's token)" rather than "Stated by the user" for an agent's write. A
+        merged fact keeps the provenance of its first wording, so its agent wrote that."""
+        token = self.created_by_token
+        if token is None:
+            return self.get_origin_display()
+        agent = f"agent {token.name} ({token.user.get_username()}'s token)"
+        return {
+            Origin.USER_STATED: f"Written by {agent}",
+            Origin.EXTRACTED: f"Extracted by {agent}",
+            Origin.INFERRED: f"Inferred by {agent}",
+        }.get(self.origin, f"{self.get_origin_display()}; first written by {agent}")
 
     @property
     def is_recallable(self) -> bool:

@@ -45,25 +45,45 @@ FILTERS = (
     "created_to",
 )
 SEARCH_MAX_CHARS = 1000
+# The status filter's value for facts of every status.
+STATUS_ALL = "all"
+
+
+def _with_status(facts: QuerySet[Fact], status: str | None) -> QuerySet[Fact]:
+    """``facts`` of one status: active when none is given, every status for ``all``."""
+    if status in (None, ""):
+        return facts.filter(status=Status.ACTIVE)
+    if status == STATUS_ALL:
+        return facts
+    if status not in Status.values:
+        choices = ", ".join([*Status.values, STATUS_ALL])
+        raise InvalidInput(f"Unknown status '{status}': use one of {choices}.")
+    return facts.filter(status=status)
 
 
 def fact_list_visible(
     *, user: Any, filters: dict[str, Any] | None = None, sort: str = "newest"
 ) -> QuerySet[Fact]:
     """Facts the user may read, filtered and sorted. ``created_from`` and ``created_to``
-    are dates (both days included, in the instance's time zone); ``tag`` one whole tag."""
+    are dates (both days included, in the instance's time zone); ``tag`` one whole tag.
+
+    Active facts only unless the ``status`` filter asks for others: ``pending_review``
+    or ``archived`` for that status (archived: the facts archived by hand or by the
+    active cap, and the earlier wordings merges keep as history), ``all`` for every
+    status. Searches read through here, so they follow the same rule."""
     if sort not in SORTS:
         raise InvalidInput(f"Unknown sort '{sort}': use one of {', '.join(SORTS)}.")
-    facts = Fact.objects.visible_to(user).select_related("owner", "team")
-    for name, value in (filters or {}).items():
+    filters = dict(filters or {})
+    facts = _with_status(
+        Fact.objects.visible_to(user).select_related("owner", "team"), filters.pop("status", None)
+    )
+    for name, value in filters.items():
         if value in (None, ""):
             continue
         if name not in FILTERS:
             raise InvalidInput(f"Unknown filter '{name}'.")
         if name == "category" and value not in Category.values:
             raise InvalidInput(f"Unknown category '{value}'.")
-        if name == "status" and value not in Status.values:
-            raise InvalidInput(f"Unknown status '{value}'.")
         if name == "source" and value not in Source.values:
             raise InvalidInput(f"Unknown source '{value}'.")
         if name == "layer" and int(value) not in Layer.values:
@@ -128,7 +148,12 @@ def fact_ids_editable(*, user: Any, facts: Iterable[Fact]) -> set[int]:
 
 
 def fact_get_visible(*, user: Any, fact_id: int) -> Fact:
-    fact = Fact.objects.visible_to(user).select_related("owner", "team").filter(pk=fact_id).first()
+    fact = (
+        Fact.objects.visible_to(user)
+        .select_related("owner", "team", "created_by_token__user")
+        .filter(pk=fact_id)
+        .first()
+    )
     if fact is None:
         raise NotFound(f"No fact {fact_id}.")
     return fact
@@ -206,32 +231,35 @@ def fact_search(
     return FactSearch(hits=hits, mode=result.mode)
 
 
-def fact_stats(*, user: Any) -> dict[str, Any]:
-    """Counts of the visible facts by category, status, visibility and layer."""
-    facts = Fact.objects.visible_to(user)
+def fact_stats(*, user: Any, status: str | None = None) -> dict[str, Any]:
+    """Counts of the visible facts by category, visibility and layer, of the facts of
+    ``status`` as ``fact_list_visible`` reads it (active by default, ``all`` for every
+    status); ``by_status`` counts every status, so that the others can be asked for."""
+    visible = Fact.objects.visible_to(user).order_by()
+    facts = _with_status(visible, status)
 
-    def counts(name: str) -> dict[str, int]:
-        return {
-            str(row[name]): row["n"]
-            for row in facts.order_by().values(name).annotate(n=Count("id"))
-        }
+    def counts(name: str, rows: QuerySet[Fact] = facts) -> dict[str, int]:
+        return {str(row[name]): row["n"] for row in rows.values(name).annotate(n=Count("id"))}
 
     by_category = counts("category")
     return {
         "total": sum(by_category.values()),
         "by_category": by_category,
-        "by_status": counts("status"),
+        "by_status": counts("status", visible),
         "by_visibility": counts("visibility"),
         "by_layer": counts("layer"),
     }
 
 
-def fact_layer_stats(*, user: Any) -> list[dict[str, Any]]:
-    """Per layer: how many facts, how many are active, how many are distilled."""
-    facts = Fact.objects.visible_to(user).order_by()
+def fact_layer_stats(*, user: Any, status: str | None = None) -> list[dict[str, Any]]:
+    """Per layer: how many facts of ``status`` (as ``fact_list_visible`` reads it:
+    active by default, ``all`` for every status), how many of them are distilled, and
+    how many facts of the layer are active."""
+    visible = Fact.objects.visible_to(user).order_by()
+    facts = _with_status(visible, status)
     rows = {row["layer"]: row for row in facts.values("layer").annotate(total=Count("id"))}
     active = dict(
-        facts.filter(status=Status.ACTIVE)
+        visible.filter(status=Status.ACTIVE)
         .values("layer")
         .annotate(n=Count("id"))
         .values_list("layer", "n")

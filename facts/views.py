@@ -23,7 +23,7 @@ from facts.forms import (
     MemoryConfigForm,
     RecallForm,
 )
-from facts.models import Category, Fact
+from facts.models import Category, Fact, Status
 from facts.recall import fact_recall
 from facts.services.config import memory_config_update
 from facts.services.create import fact_create
@@ -109,10 +109,12 @@ def _chart_context(user: Any) -> dict[str, Any]:
 
 
 def _embedding_progress(user: Any) -> dict[str, Any]:
-    """Staff see the whole instance; everyone else their own facts."""
+    """How many of the active facts, those recall can use, have their vector. Archived
+    ones (earlier wordings kept by merges among them) wait for the backfill and are not
+    counted. Staff see the whole instance; everyone else their own facts."""
     config = memory_config_get()
-    facts = Fact.objects.all()
-    pending = facts_needing_embedding(config)
+    facts = Fact.objects.filter(status=Status.ACTIVE)
+    pending = facts_needing_embedding(config).filter(status=Status.ACTIVE)
     if not user.is_staff:
         facts = facts.filter(owner=user)
         pending = pending.filter(owner=user)

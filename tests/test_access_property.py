@@ -464,8 +464,11 @@ class AccessWorld(RuleBasedStateMachine):
                     f"in {self.scopes.get(marker)}"
                 )
             visible = [f for f in Fact.objects.all() if Scope.of(f).admits(user.pk, teams)]
-            stats = api.get("/api/memories/stats").json()
+            stats = api.get("/api/memories/stats", {"status": "all"}).json()
             assert stats["total"] == len(visible), (user.username, stats, len(visible))
+            active = sum(1 for f in visible if f.status == "active")
+            stats = api.get("/api/memories/stats").json()
+            assert stats["total"] == active, (user.username, stats, active)
 
 
 def read_everything(api, session, user, markers, searched, fact_ids, page_ids, slugs):
@@ -507,6 +510,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
 
     actor = Actor(user=user)
     yield "GET /api/memories", get(api, "/api/memories", limit=200)
+    yield "GET /api/memories?status=all", get(api, "/api/memories", limit=200, status="all")
     yield "GET /api/memories/export", b"".join(api.get("/api/memories/export")).decode()
     personal = api.get("/api/export/personalization")
     assert personal.status_code == 200, personal.status_code
@@ -527,6 +531,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         yield f"GET {url}", get(api, url)
         yield f"GET /graph/entities/{entity_id}/", get(session, f"/graph/entities/{entity_id}/")
     yield "GET /memory/", get(session, "/memory/")
+    yield "GET /memory/?status=all", get(session, "/memory/", status="all")
     yield "GET /memory/chart/", get(session, "/memory/chart/")
     yield "GET /wiki/", get(session, "/wiki/")
     yield "GET /wiki/review/", get(session, "/wiki/review/")

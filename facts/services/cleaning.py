@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from facts.models import Category, Fact, Origin, Sentiment, Source, Tier
+from facts.models import ORIGIN_OF_SOURCE, Category, Fact, Origin, Sentiment, Source, Tier
 from memoryhub.engine.cleaning import clean_tags
 from memoryhub.engine.errors import InvalidInput
 from memoryhub.engine.models import MemoryConfig
@@ -95,7 +95,7 @@ class FactInput:
     occurred_at: datetime | str | None = None
     speaker: str = ""
     supersedes: int | None = None
-    origin: str = Origin.USER_STATED
+    origin: str = ""  # "": the origin its source implies (``ORIGIN_OF_SOURCE``)
     source_excerpt: str = ""
     extraction_confidence: float | None = None
     tier: str = Tier.PROJECT
@@ -120,7 +120,10 @@ def fact_input_clean(*, data: dict[str, Any], config: MemoryConfig) -> FactInput
     item.category = clean_choice(item.category, Category, "category")
     item.source = clean_choice(item.source, Source, "source")
     item.sentiment = clean_choice(item.sentiment or "", Sentiment, "sentiment")
-    item.origin = clean_choice(item.origin, Origin, "origin")
+    if item.origin:
+        item.origin = clean_choice(item.origin, Origin, "origin")
+    else:
+        item.origin = ORIGIN_OF_SOURCE[item.source]
     item.tier = clean_choice(item.tier, Tier, "tier")
     item.importance = clean_unit(item.importance, "importance")
     item.confidence = clean_unit(item.confidence, "confidence")

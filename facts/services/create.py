@@ -1,6 +1,7 @@
-"""Creating facts, one or a batch: a near-duplicate merges into the fact it repeats (both
-wordings kept as archived parents), a fact may supersede another, and every write keeps
-the full-text index and the near-duplicate keys in step inside its own transaction."""
+"""Creating facts, one or a batch: a near-duplicate merges into the fact it repeats (the
+wording it replaces kept as an archived parent), a fact may supersede another, and every
+write keeps the full-text index and the near-duplicate keys in step inside its own
+transaction."""
 
 import itertools
 from collections.abc import Iterator
@@ -190,12 +191,14 @@ def keys_ensure_current() -> bool:
 
 
 # The merged fact's content changed: it waits for its new vector like an edited one.
+# It takes the repeat's import key too, so importing the same document again finds it.
 MERGED_FIELDS = (
     "content",
     "tags",
     "importance",
     "confidence",
     "origin",
+    "import_key",
     "updated_at",
     "embedding_model",
 )
@@ -239,28 +242,27 @@ def merges_apply(
     """Fold near-duplicates into the facts they repeat, in order; the ids of the facts
     merged into, to be embedded again.
 
-    Each merge keeps both parents, the target's previous statement and the incoming
-    one, as archived facts linked through ``derived_from``; the target takes the new
-    content, the union of the tags and the higher importance and confidence. The
-    writes of a whole batch go in a few statements."""
+    Each merge keeps one history row: the target's previous statement, as an archived
+    fact linked through ``derived_from`` (what forgetting the target takes with it). The
+    incoming statement needs no row of its own: the target takes its content, the union
+    of the tags, the higher importance and confidence, and its import key when it has
+    one. The writes of a whole batch go in a few statements."""
     if not merges:
         return []
     _targets_lock([target for target, _, _ in merges])
     now = timezone.now()
     parents = FactRows()
-    for target, item, scope in merges:
+    for target, item, _ in merges:
         parents.add_copy(target, status=Status.ARCHIVED, embedding_model="")
-        values = fact_values(actor=actor, item=item, scope=scope, now=now)
-        parents.add({**values, "status": Status.ARCHIVED})
         target.content = item.content
         target.tags = merged_tags(target.tags, item.tags)
         target.importance = max(target.importance, item.importance)
         target.confidence = max(target.confidence, item.confidence)
         target.origin = Origin.MERGED
+        target.import_key = item.import_key or target.import_key
         target.updated_at = now
         target.embedding_model = ""
-    saved = parents.insert()
-    pairs = list(zip(saved[::2], saved[1::2], strict=True))  # (previous, incoming)
+    previous = parents.insert()
     targets = list({id(target): target for target, _, _ in merges}.values())
     update_rows(
         Fact, MERGED_FIELDS, [(*(getattr(t, f) for f in MERGED_FIELDS), t.pk) for t in targets]
@@ -268,11 +270,7 @@ def merges_apply(
     insert_rows(
         Fact.derived_from.through,
         ("from_fact_id", "to_fact_id"),
-        [
-            (target.pk, parent.pk)
-            for (target, _, _), pair in zip(merges, pairs, strict=True)
-            for parent in pair
-        ],
+        [(target.pk, parent.pk) for (target, _, _), parent in zip(merges, previous, strict=True)],
     )
     facts_index([t.pk for t in targets])
     fact_keys_refresh(t.pk for t in targets)
@@ -283,9 +281,9 @@ def merges_apply(
                 "action": "fact.merge",
                 "target_type": "fact",
                 "target_id": target.pk,
-                "details": {"parents": [previous.pk, incoming.pk]},
+                "details": {"parents": [parent.pk]},
             }
-            for (target, _, _), (previous, incoming) in zip(merges, pairs, strict=True)
+            for (target, _, _), parent in zip(merges, previous, strict=True)
         ],
     )
     return [t.pk for t in targets]

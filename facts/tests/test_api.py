@@ -6,6 +6,7 @@ import pytest
 
 from facts.models import Category, Fact, Status
 from facts.search import FACT_FTS
+from facts.services.embedding import facts_backfill
 from teams.models import AuditEvent, Visibility
 
 pytestmark = pytest.mark.django_db
@@ -64,6 +65,13 @@ def test_create_returns_201_with_the_stored_fact(alice):
     assert body["provenance"]["agent"] == "agent"
     assert body["provenance"]["session_id"] == "s-1"
     assert AuditEvent.objects.filter(action="fact.create", target_id=str(body["id"])).exists()
+
+
+def test_an_extracted_write_is_recorded_as_extracted(alice):
+    body = post(alice, "/api/memories", {"content": "Uses pnpm", "source": "extracted"}).json()
+    assert (body["source"], body["provenance"]["origin"]) == ("extracted", "extracted")
+    body = post(alice, "/api/memories", {"content": "Prefers dark mode"}).json()
+    assert (body["source"], body["provenance"]["origin"]) == ("explicit", "user_stated")
 
 
 def test_near_duplicate_returns_200_with_the_existing_fact(alice):
@@ -290,6 +298,44 @@ def test_stats_and_layer_stats(alice, world):
     assert stats["total"] == 3 and stats["by_visibility"] == {"private": 1, "team": 1, "global": 1}
     layers = alice.get("/api/memories/layer-stats").json()
     assert layers[0] == {"layer": 1, "name": "Raw facts", "total": 3, "active": 3, "distilled": 0}
+
+
+def test_lists_search_and_counts_show_active_memories_unless_the_status_asks(
+    alice, owner, world, remember
+):
+    remember(owner, "Private: alice's salary expectations!", visibility="private")  # merges
+    retired = remember(owner, "Retired: the VPN used to be OpenVPN")
+    Fact.objects.filter(pk=retired.pk).update(status=Status.ARCHIVED)
+    facts_backfill()  # archived rows embedded too: a search by meaning could meet them
+    archived = set(Fact.objects.filter(status=Status.ARCHIVED).values_list("pk", flat=True))
+    assert len(archived) == 2  # the earlier wording a merge keeps, and the retired fact
+    active = {fact.pk for fact in world.values()}
+
+    def listed(**params: str) -> set[int]:
+        body = alice.get("/api/memories", params).json()
+        assert body["count"] == len(body["items"])
+        return {item["id"] for item in body["items"]}
+
+    assert listed() == listed(status="active") == active
+    assert listed(sort="oldest") == listed(sort="updated") == active
+    assert listed(status="archived") == archived
+    assert listed(status="all") == active | archived
+    assert alice.get("/api/memories", {"status": "gone"}).status_code == 400
+    for mode in ("hybrid", "exact"):
+        found = alice.get("/api/memories/search", {"q": "salary expectations", "mode": mode})
+        assert [item["id"] for item in found.json()["items"]] == [world["private"].pk], mode
+        found = alice.get("/api/memories/search", {"q": "VPN OpenVPN", "mode": mode})
+        assert retired.pk not in {item["id"] for item in found.json()["items"]}, mode
+    stats = alice.get("/api/memories/stats").json()
+    assert stats["total"] == 3 and sum(stats["by_visibility"].values()) == 3
+    assert stats["by_status"] == {"active": 3, "archived": 2}  # every status, to choose from
+    assert alice.get("/api/memories/stats", {"status": "all"}).json()["total"] == 5
+    assert alice.get("/api/memories/stats", {"status": "archived"}).json()["total"] == 2
+    assert alice.get("/api/memories/stats", {"status": "gone"}).status_code == 400
+    [raw, *_] = alice.get("/api/memories/layer-stats").json()
+    assert (raw["total"], raw["active"]) == (3, 3)
+    [raw, *_] = alice.get("/api/memories/layer-stats", {"status": "all"}).json()
+    assert (raw["total"], raw["active"]) == (5, 3)
 
 
 def test_export_is_versioned_json_with_provenance_and_audited(alice, world):

@@ -128,9 +128,8 @@ def test_a_batch_merges_an_item_into_an_earlier_one(owner):
     merged = Fact.objects.get(pk=results[0].fact.pk)
     assert merged.origin == Origin.MERGED
     assert merged.tags == ["style", "python"]
-    assert sorted(p.content for p in merged.derived_from.all()) == [
-        "Alice prefers tabs over spaces in Python code",
-        "alice prefers tabs over spaces in python code!",
+    assert [p.content for p in merged.derived_from.all()] == [
+        "Alice prefers tabs over spaces in Python code"
     ]
     assert Fact.objects.filter(status=Status.ACTIVE).count() == 2
 
@@ -146,7 +145,11 @@ def test_a_batch_merges_into_stored_facts_in_order(owner):
     assert [r.fact.pk for r in results] == [first.fact.pk, first.fact.pk]
     fact = Fact.objects.get(pk=first.fact.pk)
     assert fact.content == "Deploys happen on Tuesday"
-    assert fact.derived_from.count() == 4
+    # One archived row per merge: the two wordings the merges replaced.
+    assert sorted(fact.derived_from.values_list("content", flat=True)) == [
+        "Deploys happen on Tuesday",
+        "deploys happen on tuesday.",
+    ]
 
 
 def keyed(fact: Fact) -> bool:

@@ -13,6 +13,7 @@ from facts.forms import MemoryConfigForm
 from facts.models import Fact
 from facts.services.config import memory_config_update
 from facts.services.create import fact_create
+from facts.services.embedding import facts_backfill, facts_embed_waiting
 from memoryhub.engine.config import memory_config_get, memory_config_llm_error_record
 from memoryhub.engine.models import MemoryConfig
 from teams.models import AuditEvent
@@ -192,10 +193,12 @@ def test_search_matches_content_and_tags_and_keeps_filters(owner_client, world):
     [
         ({"category": "preference"}, ["global"]),
         ({"visibility": "team"}, ["team"]),
-        ({"visibility": "private"}, ["private", "billing", "archived"]),
+        ({"visibility": "private"}, ["private", "billing"]),
+        ({"visibility": "private", "status": "all"}, ["private", "billing", "archived"]),
         ({"status": "archived"}, ["archived"]),
         ({"project": "billing"}, ["billing"]),
-        ({"layer": "1"}, ["private", "team", "global", "billing", "archived"]),
+        ({"layer": "1"}, ["private", "team", "global", "billing"]),
+        ({"layer": "1", "status": "all"}, ["private", "team", "global", "billing", "archived"]),
         ({"layer": "2"}, []),
     ],
 )
@@ -207,6 +210,41 @@ def test_filters_narrow_the_list(owner_client, owner, world, filters, expected):
     Fact.objects.filter(pk=world["archived"].pk).update(status="archived")
     html = html_of(owner_client.get("/memory/", filters, headers=HTMX))
     assert sorted(row_ids(html)) == sorted(world[name].pk for name in expected)
+
+
+def test_the_list_search_and_chart_show_active_facts_unless_the_status_asks(
+    owner_client, owner, world
+):
+    remember(owner, "Alice deploys with Ansible on Fridays!")  # repeats: they merge
+    remember(owner, "alice deploys with ansible on fridays")
+    retired = remember(owner, "Legacy cron host was called zeus")
+    Fact.objects.filter(pk=retired.pk).update(status="archived")
+    facts_backfill()  # archived rows embedded too: a search by meaning could meet them
+    archived = set(Fact.objects.filter(owner=owner, status="archived").values_list("pk", flat=True))
+    assert len(archived) == 3  # two earlier wordings and the fact archived by hand
+    active = {world[name].pk for name in ("private", "team", "global")}
+
+    def listed(**params: str) -> set[int]:
+        return set(row_ids(html_of(owner_client.get("/memory/", params, headers=HTMX))))
+
+    for sort in ("newest", "oldest", "importance", "accessed", "updated"):
+        assert listed(sort=sort) == active, sort
+    assert listed(status="") == listed(status="active") == active
+    assert listed(q="Alice deploys with Ansible on Fridays") == {world["private"].pk}
+    assert listed(q="zeus", mode="exact") == set()
+    assert listed(status="archived") == archived
+    assert listed(status="archived", q="zeus", mode="exact") == {retired.pk}
+    assert listed(status="all") == active | archived
+    assert "(3)" in html_of(owner_client.get("/memory/chart/"))
+    # The filter offers every status, active first (what an empty choice shows).
+    page = html_of(owner_client.get("/memory/"))
+    select = re.search(r'<select name="status"[^>]*>(.*?)</select>', page, re.S).group(1)
+    assert re.findall(r'<option value="([^"]*)"', select) == [
+        "active",
+        "pending_review",
+        "archived",
+        "all",
+    ]
 
 
 def test_unknown_filter_value_answers_400_with_a_message(owner_client, world):
@@ -505,6 +543,17 @@ def test_embedding_progress_counts_own_facts_and_polls_while_incomplete(owner_cl
     assert "Backfill now" not in html
 
 
+def test_embedding_progress_counts_the_active_facts_recall_can_use(owner_client, owner, world):
+    remember(owner, "Alice deploys with Ansible on Fridays!")  # keeps an earlier wording
+    retired = remember(owner, "Legacy cron host was called zeus")
+    Fact.objects.filter(pk=retired.pk).update(status="archived")
+    assert Fact.objects.filter(owner=owner, status="archived").count() == 2
+    facts_embed_waiting()  # what the worker does after a write: the active facts
+    html = html_of(owner_client.get("/memory/embeddings/"))
+    assert "<strong>3</strong> of <strong>3</strong> of your facts" in html
+    assert "Up to date." in html and "every 2s" not in html
+
+
 def test_staff_see_instance_totals_and_backfill_embeds_everything(staff_client, world):
     html = html_of(staff_client.get("/memory/embeddings/"))
     assert "<strong>0</strong> of <strong>4</strong> facts" in html
@@ -739,3 +788,27 @@ def test_staff_tune_a_ranking_stage(staff_client):
     )
     assert response.status_code in (200, 302)
     assert memory_config_get().recall_tuning == {"weight_time": 0.3}
+
+
+def test_a_fact_page_names_the_agent_that_wrote_it(owner, teammate, team, owner_client, make_token):
+    token, _ = make_token(teammate, name="ci-bot")
+    shared = {"visibility": "team", "team": team.pk}
+
+    def write(content: str, token=None, **data: object) -> Fact:
+        actor = Actor(user=teammate, token=token)
+        return fact_create(actor=actor, data={"content": content, **shared, **data}).fact
+
+    def origin(fact: Fact) -> str:
+        page = owner_client.get(f"/memory/{fact.pk}/").content.decode()
+        return re.search(r"<dt>Origin</dt><dd>(.*?)</dd>", page, re.S).group(1)
+
+    written = write("The nightly build publishes to S3", token)
+    extracted = write("Deploys wait for the canary", token, source="extracted")
+    stated = write("Bob reviews on Mondays")
+    assert origin(written) == "Written by agent ci-bot (bob&#x27;s token) · Explicit"
+    assert origin(extracted) == "Extracted by agent ci-bot (bob&#x27;s token) · Extracted"
+    assert origin(stated) == "Stated by the user · Explicit"
+    # A repeat by someone else merges: the agent wrote it first.
+    write("the nightly build publishes to s3!")
+    expected = "Merged; first written by agent ci-bot (bob&#x27;s token) · Explicit"
+    assert origin(written) == expected

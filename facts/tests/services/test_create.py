@@ -115,13 +115,28 @@ def test_near_duplicate_updates_the_existing_fact_with_provenance(owner, remembe
     assert again.pk == first.pk
     assert again.origin == Origin.MERGED
     assert again.importance == 0.7
-    parents = list(again.derived_from.order_by("pk"))
-    assert [p.content for p in parents] == [
-        "Alice prefers tabs over spaces in Python code",
-        "alice prefers tabs over spaces in python code.",
-    ]
-    assert all(p.status == Status.ARCHIVED for p in parents)
+    [parent] = again.derived_from.all()
+    assert parent.content == "Alice prefers tabs over spaces in Python code"
+    assert parent.status == Status.ARCHIVED
     assert Fact.objects.filter(status=Status.ACTIVE).count() == 1
+
+
+def test_each_repeat_keeps_one_archived_row_with_the_wording_it_replaced(owner, remember):
+    wordings = [
+        "The staging cluster restarts every Sunday at 03:00",
+        "the staging cluster restarts every sunday at 03:00.",
+        "The staging cluster restarts every Sunday at 03:00!",
+    ]
+    facts = [remember(owner, text) for text in wordings]
+    assert len({f.pk for f in facts}) == 1
+    current = Fact.objects.get(pk=facts[0].pk)
+    assert current.content == wordings[2]
+    history = Fact.objects.filter(owner=owner, status=Status.ARCHIVED).order_by("pk")
+    # One row per merge, each the wording the merge replaced; none repeats the current one.
+    assert [f.content for f in history] == wordings[:2]
+    assert set(current.derived_from.all()) == set(history)
+    events = AuditEvent.objects.filter(action="fact.merge").order_by("pk")
+    assert [e.details["parents"] for e in events] == [[f.pk] for f in history]
 
 
 def test_same_subject_with_most_tags_shared_merges(owner, remember):
@@ -146,6 +161,25 @@ def test_different_facts_or_scopes_do_not_merge(owner, teammate, team, remember)
     c = remember(owner, "Alice prefers tabs over spaces in Python code", project="web")
     d = remember(teammate, "Alice prefers tabs over spaces in Python code")
     assert len({a.pk, b.pk, c.pk, d.pk}) == 4
+
+
+@pytest.mark.parametrize(
+    ("source", "origin"),
+    [
+        ("explicit", Origin.USER_STATED),
+        ("extracted", Origin.EXTRACTED),
+        ("observed", Origin.INFERRED),
+    ],
+)
+def test_the_origin_follows_the_source(owner, remember, source, origin):
+    fact = remember(owner, f"The build cache lives on the {source} volume", source=source)
+    assert (fact.source, fact.origin) == (source, origin)
+
+
+def test_an_origin_given_with_the_source_is_kept(owner, remember):
+    # Extraction says itself where a fact came from ("remember that ..." is explicit).
+    fact = remember(owner, "Standups start at 09:30", source="extracted", origin="user_stated")
+    assert fact.origin == Origin.USER_STATED
 
 
 def test_supersedes_closes_the_old_fact(owner, remember):
