@@ -10,7 +10,9 @@ Then:
   rule computed here in Python, not by ``visible_to``), whatever merges, supersessions,
   deletes, batches and membership changes happened in between;
 - no write changes who can read a statement: every stored row carrying a marker has one
-  of the marker's scopes, and every scope a marker still has holds a row carrying it.
+  of the marker's scopes, and every scope a marker still has holds a row carrying it;
+- an agent of a fleet reads no marker only rows of another fleet carry, on any path but
+  the justified, audited cross-fleet reads of tiered recall.
 
 Bounded in CI; ``MEMORYHUB_PROPERTY_EXAMPLES=200`` searches deeper. A read path added
 to the product joins ``READ_PATHS`` (API) or ``DASHBOARD_PATHS`` (pages).
@@ -64,21 +66,26 @@ FILLER = (
     "nightly billing export runs reporting replica backup window closes midnight sharp weekdays"
 )
 USERS = ("ann", "ben", "cat", "dan")
+FLEETS = ["", "build", "operate"]
+PROBE_FLEET = "build"  # the fleet of each user's second agent
 VISIBILITIES = [v.value for v in Visibility]
 
 
 @dataclass(frozen=True)
 class Scope:
-    """Who may read a row: its owner, visibility and (for team rows) team."""
+    """Who may read a row: its owner, visibility and (for team rows) team, and the
+    fleet of agents it belongs to ("" for none)."""
 
     owner: int
     visibility: str
     team: int | None
+    fleet: str = ""
 
     @classmethod
     def of(cls, row) -> "Scope":
         team = row.team_id if row.visibility == Visibility.TEAM else None
-        return cls(owner=row.owner_id, visibility=row.visibility, team=team)
+        fleet = getattr(row, "fleet", "")
+        return cls(owner=row.owner_id, visibility=row.visibility, team=team, fleet=fleet)
 
     def admits(self, user_id: int, teams: dict[int, set[int]]) -> bool:
         if self.visibility == Visibility.GLOBAL or self.owner == user_id:
@@ -118,6 +125,7 @@ class AccessWorld(RuleBasedStateMachine):
         self.scopes: dict[str, set[Scope]] = {}
         self.rng = random.Random(0)
         self.clients: dict[int, tuple[Client, Client]] = {}
+        self.fleet_agents: dict[int, tuple[Client, Actor]] = {}
         for user in self.users:
             _, secret = agent_token_create(
                 actor=Actor(user=user), name="probe", scopes=["read", "write"], role="strategist"
@@ -125,6 +133,18 @@ class AccessWorld(RuleBasedStateMachine):
             session = Client()
             session.force_login(user)
             self.clients[user.pk] = (Client(headers={"Authorization": f"Bearer {secret}"}), session)
+            token, secret = agent_token_create(
+                actor=Actor(user=user),
+                name="fleet-probe",
+                scopes=["read", "write"],
+                fleet=PROBE_FLEET,
+            )
+            agent = get_user_model().objects.get(pk=user.pk)
+            agent.agent_fleet = PROBE_FLEET  # as its token's authentication sets it
+            self.fleet_agents[user.pk] = (
+                Client(headers={"Authorization": f"Bearer {secret}"}),
+                Actor(user=agent, token=token),
+            )
 
     def teardown(self) -> None:
         try:
@@ -145,11 +165,17 @@ class AccessWorld(RuleBasedStateMachine):
         for marker in markers_in(text):
             self.scopes.setdefault(marker, set()).add(scope)
 
-    def audience(self, marker: str, teams: dict[int, set[int]]) -> set[int]:
+    def audience(
+        self, marker: str, teams: dict[int, set[int]], fleet: str | None = None
+    ) -> set[int]:
+        """Who may read ``marker``: as a person, or (``fleet``) as an agent of a fleet."""
         return {
             user.pk
             for user in self.users
-            if any(scope.admits(user.pk, teams) for scope in self.scopes.get(marker, ()))
+            if any(
+                scope.admits(user.pk, teams) and (fleet is None or scope.fleet in ("", fleet))
+                for scope in self.scopes.get(marker, ())
+            )
         }
 
     def stored(self) -> list[tuple[str, Scope]]:
@@ -282,9 +308,11 @@ class AccessWorld(RuleBasedStateMachine):
         visibility=st.sampled_from(VISIBILITIES),
         team=st.integers(0, 1),
         cluster=st.sampled_from(CLUSTERS),
+        fleet=st.sampled_from(FLEETS),
     )
-    def write_learning(self, user: int, visibility: str, team: int, cluster: str):
-        """A learning of a skill with a fingerprint cluster (append-only, never merged)."""
+    def write_learning(self, user: int, visibility: str, team: int, cluster: str, fleet: str):
+        """A learning of a skill with a fingerprint cluster (append-only, never merged),
+        of a fleet or of none."""
         from facts.learnings import learning_create
 
         data = {
@@ -292,6 +320,7 @@ class AccessWorld(RuleBasedStateMachine):
             "skill": "deploy",
             "fingerprint": cluster,
             "resolution": "INC-1",
+            "fleet": fleet,
         }
         fact = self.act(lambda: learning_create(actor=Actor(user=self.users[user]), data=data))
         if fact is None:
@@ -469,11 +498,24 @@ class AccessWorld(RuleBasedStateMachine):
             active = sum(1 for f in visible if f.status == "active")
             stats = api.get("/api/memories/stats").json()
             assert stats["total"] == active, (user.username, stats, active)
+            # The user's agent of a fleet, on every path but the cross-fleet reads.
+            agent, actor = self.fleet_agents[user.pk]
+            reads = read_everything(
+                agent, None, user, markers, searched, fact_ids, page_ids, slugs, actor=actor
+            )
+            for label, text in reads:
+                for marker in markers_in(text):
+                    assert user.pk in self.audience(marker, teams, fleet=PROBE_FLEET), (
+                        f"{user.username}'s {PROBE_FLEET} agent reads {marker} through {label}; "
+                        f"it was written only in {self.scopes.get(marker)}"
+                    )
 
 
-def read_everything(api, session, user, markers, searched, fact_ids, page_ids, slugs):
+def read_everything(api, session, user, markers, searched, fact_ids, page_ids, slugs, actor=None):
     """(label, text) of every read path as ``user``: the API with the agent's token, the
-    dashboard with the user's session, and the agent tools (in process, over REST and MCP)."""
+    dashboard with the user's session, and the agent tools (in process, over REST and MCP).
+    An agent of a fleet (``actor``) reads without a session, and not across fleets."""
+    across = actor is None
     from codegraph.tools import codegraph_query
     from concepts.models import Entity
     from concepts.tools import concept_query
@@ -482,6 +524,8 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     from wiki.tools import wiki_read, wiki_search
 
     def get(client, url, **params) -> str:
+        if client is None:
+            return ""
         response = client.get(url, params)
         assert response.status_code < 500, (url, response.status_code)
         echoed = params.get("q") or params.get("topic") or params.get("entity") or params.get("tag")
@@ -508,7 +552,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         assert response.status_code < 500, (name, response.status_code)
         return response.content.decode()
 
-    actor = Actor(user=user)
+    actor = actor or Actor(user=user)
     yield "GET /api/memories", get(api, "/api/memories", limit=200)
     yield "GET /api/memories?status=all", get(api, "/api/memories", limit=200, status="all")
     yield "GET /api/memories/export", b"".join(api.get("/api/memories/export")).decode()
@@ -559,12 +603,14 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         yield "POST /api/tools/memory_get", tool(api, "memory_get", ids=fact_ids[:50])
         yield "MCP memory_get", mcp(api, "memory_get", ids=fact_ids[:50])
     for tier in ("org", "skill"):
-        body = {"tier": tier, "limit": 50, "scope": "cross", "justification": "access test"}
+        body = {"tier": tier, "limit": 50}
+        if across:
+            body |= {"scope": "cross", "justification": "access test"}
         tiered = api.post("/api/recall/tiered", body, content_type="application/json")
         assert tiered.status_code == 200, tiered.content
         yield f"POST /api/recall/tiered {tier}", tiered.content.decode()
         yield f"MCP tiered_recall {tier}", mcp(api, "tiered_recall", **body)
-    for role in ("diagnostician", "strategist"):
+    for role in ("diagnostician", "strategist") if across else ():
         body = {"role": role, "limit": 50}
         tiered = api.post("/api/recall/tiered", body, content_type="application/json")
         assert tiered.status_code == 200, tiered.content
@@ -578,9 +624,12 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     for fact_id in fact_ids:
         yield f"GET /api/memories/{fact_id}", get(api, f"/api/memories/{fact_id}")
         yield f"GET /memory/{fact_id}/", get(session, f"/memory/{fact_id}/")
-        tags = session.get(f"/memory/{fact_id}/tags/", {"edit": "1"}, headers={"HX-Request": "1"})
-        assert tags.status_code < 500
-        yield f"GET /memory/{fact_id}/tags/", tags.content.decode()
+        if session is not None:
+            tags = session.get(
+                f"/memory/{fact_id}/tags/", {"edit": "1"}, headers={"HX-Request": "1"}
+            )
+            assert tags.status_code < 500
+            yield f"GET /memory/{fact_id}/tags/", tags.content.decode()
     for page_id in page_ids:
         yield f"GET /wiki/{page_id}/", get(session, f"/wiki/{page_id}/")
         yield f"GET /wiki/{page_id}/history/", get(session, f"/wiki/{page_id}/history/")
