@@ -1,12 +1,19 @@
 """Authentication: agents send ``Authorization: Bearer <token>``; people use their
 dashboard session (with CSRF on unsafe methods); each endpoint names the scope it needs.
-Failed passwords and tokens are counted (django-axes, in the shared cache) and a
-locked-out account or address is refused until its cool-off has passed."""
+Failed passwords and tokens are counted (django-axes) and a locked-out account or
+address is refused until its cool-off has passed. The counts live in the shared cache
+when that is Redis (shared by every process and incremented atomically), otherwise in
+the database, which also takes them while Redis is down."""
 
+import contextlib
 import math
 from typing import Any
 
+from axes.handlers.cache import AxesCacheHandler
+from axes.handlers.database import AxesDatabaseHandler
 from axes.handlers.proxy import AxesProxyHandler
+from axes.helpers import get_cache
+from axes.models import AccessBase
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.signals import user_login_failed
@@ -16,12 +23,15 @@ from django.utils import timezone
 from ninja.errors import AuthenticationError, AuthorizationError, Throttled
 from ninja.security import HttpBearer, SessionAuth
 
+from memoryhub.engine.cache import CacheUnavailable, RedisCache
 from teams.models import AgentToken
 from teams.services import TokenRejected, agent_token_authenticate
 
 LOGIN_HINT = "Authentication required: send 'Authorization: Bearer <token>' or log in."
 # What a failed token is recorded as: there is no account to count it against.
 TOKEN_CREDENTIALS = {"token": "bearer"}
+# The counts (axes' lockout parameters).
+ACCOUNT, ADDRESS = "username", "ip_address"
 
 
 def client_address(request: HttpRequest) -> str:
@@ -35,12 +45,72 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
-def lockout_parameters(request: HttpRequest, credentials: dict | None) -> list[str]:
-    """A failed password counts against its account and its address; a failed token
-    against its address alone."""
-    if credentials and credentials.get("username"):
-        return ["username", "ip_address"]
-    return ["ip_address"]
+def has_account(credentials: dict | None) -> bool:
+    return bool(credentials) and bool(credentials.get(ACCOUNT))
+
+
+def lockout_parameters(
+    request_or_attempt: HttpRequest | AccessBase, credentials: dict | None
+) -> list[str]:
+    """The counts a failure adds to: a password's account and address, a token's address;
+    for a stored attempt (being reset), those it holds."""
+    if isinstance(request_or_attempt, AccessBase):
+        return [name for name in (ACCOUNT, ADDRESS) if getattr(request_or_attempt, name)]
+    if has_account(credentials):
+        return [ACCOUNT, ADDRESS]
+    return [ADDRESS]
+
+
+class FailedLogins(AxesDatabaseHandler):
+    """The axes handler: the database's, with the counts in the shared cache when that is
+    Redis and answers. Reads take the higher of the two, so a lock-out counted in the
+    database while Redis was down still holds once it is back."""
+
+    @staticmethod
+    def _cache() -> AxesCacheHandler | None:
+        # Only Redis: the file cache's increments read then write, losing concurrent ones.
+        if isinstance(get_cache(), RedisCache):
+            return AxesCacheHandler()
+        return None
+
+    def get_failures(self, request: HttpRequest, credentials: dict | None = None) -> int:
+        failures = super().get_failures(request, credentials)
+        if (cache := self._cache()) is not None:
+            with contextlib.suppress(CacheUnavailable):
+                failures = max(failures, cache.get_failures(request, credentials))
+        return failures
+
+    def user_login_failed(
+        self, sender: Any, credentials: dict, request: HttpRequest | None = None, **kwargs: Any
+    ) -> None:
+        if request is not None and request.axes_locked_out:
+            # Refused before it was checked: not counted, so a flood of them writes
+            # nothing and cannot stretch the lock-out.
+            request.axes_credentials = credentials
+            return
+        if request is not None and (cache := self._cache()) is not None:
+            try:
+                return cache.user_login_failed(sender, credentials, request, **kwargs)
+            except CacheUnavailable:
+                pass  # logged by the cache; counted in the database instead
+        super().user_login_failed(sender, credentials, request, **kwargs)
+
+    def reset_attempts(
+        self,
+        *,
+        ip_address: str | None = None,
+        username: str | None = None,
+        ip_or_username: bool = False,
+    ) -> int:
+        reset = super().reset_attempts(
+            ip_address=ip_address, username=username, ip_or_username=ip_or_username
+        )
+        if (cache := self._cache()) is not None:
+            # With Redis down this fails, saying so: run the command again once it is back.
+            reset += cache.reset_attempts(
+                ip_address=ip_address, username=username, ip_or_username=ip_or_username
+            )
+        return reset
 
 
 def cool_off_seconds() -> int:

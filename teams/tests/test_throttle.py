@@ -3,6 +3,7 @@ tokens by address; past the limit even the right credentials are refused, with a
 saying when to come back, until the cool-off has passed."""
 
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -131,31 +132,42 @@ def test_forwarded_addresses_count_only_behind_a_tls_proxy(owner, teammate, sett
     assert log_in("bob", PASSWORD, address=proxy, X_Forwarded_For=spoofed).status_code == 429
 
 
-@pytest.mark.integration
-def test_counts_live_in_redis_when_it_is_configured(owner, settings, redis_url):
-    import redis
-
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": redis_url,
-            "KEY_PREFIX": "memoryhub-test-throttle",
-        }
-    }
-    settings.AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
-    from axes.models import AccessAttempt
+@pytest.fixture
+def redis_cache(settings, redis_url, tmp_path) -> Iterator[None]:
+    """The shared cache on Redis, as REDIS_URL makes it (under a prefix of the tests)."""
     from django.core.cache import cache
 
+    from memoryhub.engine.cache import cache_settings
+
+    settings.CACHES = cache_settings(redis_url=redis_url, data_dir=tmp_path)
+    settings.CACHES["default"]["KEY_PREFIX"] = "memoryhub-test-throttle"
     cache.clear()
-    try:
-        for _ in range(LIMIT):
-            log_in("alice", "wrong")
-        assert log_in("alice", PASSWORD).status_code == 429
-        assert not AccessAttempt.objects.exists()
-        keys = redis.Redis.from_url(redis_url).keys("memoryhub-test-throttle:*")
-        assert len(keys) == 2  # one count for the account, one for the address
-    finally:
-        cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.mark.integration
+def test_counts_live_in_redis_when_it_is_configured(owner, redis_cache, redis_url):
+    import redis
+    from axes.models import AccessAttempt
+
+    for _ in range(LIMIT):
+        log_in("alice", "wrong")
+    assert log_in("alice", PASSWORD).status_code == 429
+    assert not AccessAttempt.objects.exists()
+    keys = redis.Redis.from_url(redis_url).keys("memoryhub-test-throttle:*")
+    assert len(keys) == 2  # one count for the account, one for the address
+
+
+@pytest.mark.integration
+def test_staff_lift_a_lock_out_counted_in_redis_from_the_command_line(owner, redis_cache):
+    from django.core.management import call_command
+
+    for i in range(LIMIT):
+        log_in("alice", "wrong", address=f"198.51.100.{i}")
+    assert log_in("alice", PASSWORD, address="192.0.2.1").status_code == 429
+    call_command("axes_reset_username", "alice", verbosity=0)
+    assert logged_in(log_in("alice", PASSWORD, address="192.0.2.1"))
 
 
 def post_login(base_url: str, username: str, password: str) -> int:
