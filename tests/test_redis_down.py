@@ -65,6 +65,10 @@ def test_a_server_whose_redis_is_down_answers_as_usual(owner, make_token, start_
 
         wrong = http.get("/api/me", headers={"Authorization": "Bearer mh_not-a-token"})
         assert wrong.status_code == 401, wrong.text
+        health = http.get("/api/health")
+        assert health.status_code == 200
+        assert health.json()["database"]["ok"] is True
+        assert health.json()["broker"]["ok"] is False
 
     assert Fact.objects.filter(owner=owner).count() == 5
     assert log_in(base_url, "alice", "wrong").status_code == 200  # the form, with its error
