@@ -79,6 +79,15 @@ def _queue_circuit_closed() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _cache_circuit_closed() -> Iterator[None]:
+    """A test that finds the shared cache down leaves it as it found it."""
+    yield
+    from memoryhub.engine.cache import cache_circuit
+
+    cache_circuit.close()
+
+
+@pytest.fixture(autouse=True)
 def _fast_password_hashing(settings) -> None:
     # The default hasher is deliberately slow; tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 from django.utils.functional import lazy
 
+from memoryhub.engine.cache import cache_settings
 from memoryhub.engine.queue import (
     CONNECT_TIMEOUT_SECONDS,
     PUBLISH_RETRY_POLICY,
@@ -377,41 +378,29 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- Cache: shared by every web process --------------------------------------------------
 
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "memoryhub",
-            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
-        }
-    }
-else:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": DATA_DIR / "cache",
-            "OPTIONS": {"MAX_ENTRIES": 10_000},
-        }
-    }
+# Redis when REDIS_URL is set (see memoryhub/engine/cache.py: bounded waits, and after a
+# failure Redis is left alone for this long), otherwise files under the data directory.
+MEMORYHUB_CACHE_RETRY_SECONDS = env_float("MEMORYHUB_CACHE_RETRY_SECONDS", 30.0, minimum=1.0)
+CACHES = cache_settings(
+    redis_url=REDIS_URL, data_dir=DATA_DIR, retry_seconds=MEMORYHUB_CACHE_RETRY_SECONDS
+)
 
 # --- Login throttling (django-axes) ------------------------------------------------------
 
 # Failed passwords count against the account and against the address, failed agent
-# tokens against the address. When either count reaches the limit, every attempt from
-# that account or address, right or wrong, is refused until the cool-off has passed
-# since the failure that reached it. The counts are shared by every web process and
-# incremented atomically: in Redis when there is one, otherwise in the database (Django's
-# file and database caches increment by read-then-write, which loses concurrent counts).
-AXES_HANDLER = (
-    "axes.handlers.cache.AxesCacheHandler"
-    if REDIS_URL
-    else "axes.handlers.database.AxesDatabaseHandler"
-)
+# tokens against the address. An account whose count reaches the limit is refused, right
+# password or wrong, until the cool-off has passed since the failure that reached it; an
+# address whose count reaches it has its failures refused, while right passwords (of
+# accounts that are not locked out) and valid tokens still get in (see teams/auth.py).
+# The counts are shared by every web process and incremented atomically: in Redis when
+# there is one, otherwise (and while Redis is down) in the database (Django's file and
+# database caches increment by read-then-write, which loses concurrent counts).
+AXES_HANDLER = "teams.auth.FailedLogins"
 AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURE_LIMIT", 10, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORYHUB_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
-# Attempts while locked out are refused without being recorded, so a flood of them
-# writes nothing and cannot stretch the lock-out.
+# Attempts on a locked-out account, and failed tokens from a locked-out address, are
+# refused without being recorded, so a flood of them writes nothing and cannot stretch
+# the lock-out.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 AXES_LOCKOUT_PARAMETERS = "teams.auth.lockout_parameters"
 AXES_CLIENT_IP_CALLABLE = "teams.auth.client_address"

@@ -1,6 +1,7 @@
 """Embedding facts (with the configured embedder): queueing after commit, embedding in chunks,
 the sweep of facts still waiting, and the backfill."""
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,6 +10,7 @@ from django.db import transaction
 
 from facts.models import Fact, Status
 from facts.search import FACT_VECTORS
+from memoryhub.engine.cache import CacheUnavailable
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.derived import facts_derived_queue
 from memoryhub.engine.embeddings.configured import embedder_get, embedder_model_id
@@ -104,8 +106,12 @@ def facts_embed_waiting(*, limit: int = EMBED_SWEEP) -> int:
     were embedded. Every write queues a small task of its own; whichever runs first
     takes the facts waiting behind it along in full batches, and the facts of writes
     whose task was never queued (the broker was down) with them. One sweep at a time:
-    two would embed the same facts twice."""
-    if not cache.add(EMBED_SWEEP_LOCK, True, timeout=EMBED_SWEEP_LOCK_SECONDS):
+    two would embed the same facts twice. Without the shared cache (Redis down) no sweep
+    can hold that lock, and the backfill embeds them later."""
+    try:
+        if not cache.add(EMBED_SWEEP_LOCK, True, timeout=EMBED_SWEEP_LOCK_SECONDS):
+            return 0
+    except CacheUnavailable:
         return 0
     try:
         config = memory_config_get()
@@ -120,7 +126,9 @@ def facts_embed_waiting(*, limit: int = EMBED_SWEEP) -> int:
         )
         return facts_embed(fact_ids=waiting) if waiting else 0
     finally:
-        cache.delete(EMBED_SWEEP_LOCK)
+        # Should Redis have gone since, the lock lapses after its timeout.
+        with contextlib.suppress(CacheUnavailable):
+            cache.delete(EMBED_SWEEP_LOCK)
 
 
 def facts_needing_embedding(config: MemoryConfig | None = None):

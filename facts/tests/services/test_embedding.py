@@ -78,6 +78,28 @@ def test_an_embedding_task_takes_the_facts_waiting_behind_it_along(owner):
     assert all(embedded(f) for f in facts)
 
 
+def test_without_the_shared_cache_a_task_embeds_its_own_facts_and_leaves_the_sweep(
+    owner, settings, tmp_path
+):
+    import socket
+
+    from facts import tasks
+    from memoryhub.engine.cache import cache_settings
+
+    with socket.socket() as sock:  # a port where nothing listens: Redis is down
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings.CACHES = cache_settings(redis_url=f"redis://127.0.0.1:{port}/0", data_dir=tmp_path)
+    results = fact_bulk_create(
+        actor=Actor(user=owner),
+        items=[{"content": f"Backups of {name} run hourly"} for name in ("billing", "search")],
+    )
+    facts = [r.fact for r in results]
+
+    assert tasks.facts_embed([facts[0].pk]) == 1
+    assert [embedded(f) for f in facts] == [True, False]  # the backfill takes the other
+
+
 def test_an_embedding_task_delivered_again_skips_the_facts_it_already_embedded(owner):
     results = fact_bulk_create(
         actor=Actor(user=owner),
