@@ -22,6 +22,7 @@ from memoryhub.engine.search import (
     search_mode_clean,
     search_query_clean,
 )
+from memoryhub.engine.search.text import holds_words
 from memoryhub.engine.search.topic import topic_match, topic_read, topic_refine
 from teams.services import TEAM_NAME_MAX
 
@@ -206,7 +207,8 @@ def fact_search(
 ) -> FactSearch:
     """Visible facts for a search box, best first. Hybrid (the default) reads a sentence
     as recall does: facts holding every word, any word but stopwords, or close in
-    meaning; exact: facts whose content or tags hold every word (the last as a prefix).
+    meaning; exact: facts whose content or tags hold every word as written (the last as
+    a prefix), not only a form of it.
     Any text is accepted: operators are searched as words."""
     chosen = search_mode_clean(mode)
     query = search_query_clean(query, max_chars=SEARCH_MAX_CHARS)
@@ -223,6 +225,12 @@ def fact_search(
         snippet_column=0,
     )
     found = scope.in_bulk([h.id for h in result.hits])
+    if chosen == SearchMode.EXACT:  # the words as written, not their other forms
+        found = {
+            pk: fact
+            for pk, fact in found.items()
+            if holds_words(f"{fact.content} {' '.join(fact.tags or [])}", query)
+        }
     hits = [
         FactHit(fact=found[h.id], snippet=h.snippet, score=h.score)
         for h in result.hits

@@ -3,6 +3,7 @@
 import functools
 import itertools
 import re
+import unicodedata
 from collections.abc import Sequence
 
 WORD = re.compile(r"\w+", re.UNICODE)
@@ -37,6 +38,22 @@ def query_terms(text: str, *, drop_stopwords: bool = True) -> list[str]:
     terms = words(text)
     kept = [t for t in terms if t not in STOPWORDS] if drop_stopwords else terms
     return list(dict.fromkeys(kept or terms))
+
+
+def _plain(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+
+
+def holds_words(text: str, query: str) -> bool:
+    """Whether ``text`` holds every word of ``query`` as written (accents aside), the
+    last as a prefix: what exact search promises, where the index also matches a word's
+    other forms ("paged" for "page")."""
+    wanted = [_plain(w) for w in words(query)]
+    said = {_plain(w) for w in words(text)}
+    if not wanted:
+        return False
+    *whole, last = wanted
+    return all(w in said for w in whole) and any(w.startswith(last) for w in said)
 
 
 def match_any(text: str, *, drop_stopwords: bool = True) -> str:
