@@ -120,9 +120,7 @@ def test_asking_for_another_fleet_scores_it_as_another(fleets):
         {"tier": "skill", "fleet": "operate", "scope": "cross", "justification": "handover"},
     ).json()
     items = {item["snippet"]: item["score"] for item in across["items"]}
-    plain = post(
-        fleets["operate"], "/api/recall/tiered", {"tier": "skill", "query": ""}
-    ).json()
+    plain = post(fleets["operate"], "/api/recall/tiered", {"tier": "skill", "query": ""}).json()
     theirs = {item["snippet"]: item["score"] for item in plain["items"]}
     assert theirs[OPERATE] - items[OPERATE] == pytest.approx(0.15 * 0.5, abs=0.02)
 
@@ -136,3 +134,32 @@ def test_an_agent_writes_for_its_own_fleet_only(fleets):
     assert planted.status_code == 403
     assert "fleet 'build' only" in planted.json()["detail"]
     assert not Fact.objects.filter(content__contains="skip the drain").exists()
+
+
+def test_an_agents_wiki_page_belongs_to_its_fleet(owner_client, fleets):
+    """A page an operate agent wrote is its fleet's; a person's page is every fleet's."""
+    page = {"title": "Broker drain runbook", "content": "Drain kafka brokers one by one."}
+    written = fleets["operate"].put("/api/wiki", json.dumps(page), "application/json")
+    assert written.status_code in (200, 201), written.content
+    assert written.json()["fleet"] == "operate"
+    person = {"title": "Kafka topic naming", "content": "Kafka topics are kebab-case."}
+    assert owner_client.put("/api/wiki", json.dumps(person), "application/json").status_code in (
+        200,
+        201,
+    )
+    build = fleets["build"]
+    listed = build.get("/api/wiki", {"limit": 200}).content.decode()
+    assert "Broker drain runbook" not in listed and "Kafka topic naming" in listed
+    assert build.get("/api/wiki/broker-drain-runbook").status_code == 404
+    org = post(build, "/api/recall/tiered", {"tier": "org", "query": "kafka"}).content.decode()
+    assert "Drain kafka brokers" not in org and "kebab-case" in org
+    across = post(
+        build,
+        "/api/recall/tiered",
+        {"tier": "org", "query": "kafka", "scope": "cross", "justification": "handover"},
+    ).content.decode()
+    assert "Drain kafka brokers" in across
+    assert (
+        "Drain kafka brokers"
+        in fleets["operate"].get("/api/wiki/broker-drain-runbook").content.decode()
+    )

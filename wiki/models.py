@@ -55,6 +55,9 @@ class Page(ScopedModel):
     content = models.TextField()
     tags = models.JSONField(default=list, blank=True)
     kind = models.CharField(max_length=40, default=Kind.NOTE, db_index=True)
+    # The fleet of the agent that wrote it ("" for a person's page, read by every fleet):
+    # an agent of another fleet does not read it (``ScopedQuerySet.visible_to``).
+    fleet = models.CharField(max_length=100, blank=True, default="", db_index=True)
     content_hash = models.CharField(max_length=64, blank=True, default="")
 
     findings = models.JSONField(default=list, blank=True)

@@ -35,6 +35,9 @@ class PageSummaryOut(Schema):
     tags: list[str]
     visibility: str
     team: str | None
+    fleet: str = Field(
+        "", description="The writing agent's fleet; other fleets' agents do not read it"
+    )
     owner: str
     flagged: bool
     approved: bool

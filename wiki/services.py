@@ -295,6 +295,7 @@ def _page_upsert(
             title=title,
             slug=slug,
             content=content,
+            fleet=actor.token.fleet if actor.token is not None else "",
             created_at=now,
             updated_at=now,
             **clean,

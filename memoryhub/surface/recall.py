@@ -96,9 +96,16 @@ def _relevance(query: str, index: Any, scope: QuerySet) -> dict[int, float]:
 
 
 def _pages(
-    actor: Actor, *, project: str | None, kinds: list[str], query: str, now: datetime
+    actor: Actor,
+    *,
+    project: str | None,
+    kinds: list[str],
+    query: str,
+    now: datetime,
+    own_fleet: str = "",
+    cross: bool = False,
 ) -> list[tuple[float, TieredHit]]:
-    pages = Page.objects.visible_to(actor.user)
+    pages = Page.objects.visible_to(actor.user, cross_fleet=cross)
     pages = pages.filter(project=project) if project else pages.filter(project="")
     if kinds:
         pages = pages.filter(kind__in=kinds)
@@ -121,7 +128,7 @@ def _pages(
             ts=page.updated_at,
             now=now,
             relevance=relevance.get(page.pk, 0.0),
-            own_fleet=True,
+            own_fleet=page.fleet in ("", own_fleet),
             resolved=False,
         )
         ranked.append((score, hit))
@@ -303,6 +310,8 @@ def _tier_ranked(
             kinds=list(kinds or []),
             query=query,
             now=now,
+            own_fleet=own_fleet,
+            cross=cross,
         )
     if cross:
         audit_log(
