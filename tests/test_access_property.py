@@ -588,12 +588,17 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         assert tiered.status_code == 200, tiered.content
         yield f"POST /api/recall/tiered {tier}", tiered.content.decode()
         yield f"MCP tiered_recall {tier}", mcp(api, "tiered_recall", **body)
+    # The probe token's role is strategist (it reads across fleets); a person names any.
+    body = {"role": "strategist", "limit": 50}
+    tiered = api.post("/api/recall/tiered", body, content_type="application/json")
+    assert tiered.status_code == 200, tiered.content
+    yield "POST /api/recall/tiered role strategist", tiered.content.decode()
+    yield "MCP tiered_recall role strategist", mcp(api, "tiered_recall", **body)
     for role in ("diagnostician", "strategist"):
         body = {"role": role, "limit": 50}
-        tiered = api.post("/api/recall/tiered", body, content_type="application/json")
+        tiered = session.post("/api/recall/tiered", body, content_type="application/json")
         assert tiered.status_code == 200, tiered.content
-        yield f"POST /api/recall/tiered role {role}", tiered.content.decode()
-        yield f"MCP tiered_recall role {role}", mcp(api, "tiered_recall", **body)
+        yield f"POST /api/recall/tiered role {role}, in person", tiered.content.decode()
     for cluster in CLUSTERS:
         url = f"/api/learnings/fingerprints/{cluster}"
         yield f"GET {url}", get(api, url, limit=200)
