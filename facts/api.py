@@ -363,8 +363,9 @@ def get_memory(request: HttpRequest, response: HttpResponse, fact_id: int) -> di
 def update_memory(
     request: HttpRequest, response: HttpResponse, fact_id: int, payload: FactPatch
 ) -> dict[str, Any]:
-    """Change a memory you own (or, for team memories, administer). With `If-Match`,
-    only if it is still the version you read (412 otherwise); 404 if it was deleted."""
+    """Change a memory you own (or, for team memories, administer: an admin of its team
+    may make it private but not let more people read it, 403). With `If-Match`, only if
+    it is still the version you read (412 otherwise); 404 if it was deleted."""
     fact = selectors.fact_get_visible(user=request.user, fact_id=fact_id)
     changes = payload.dict(exclude_unset=True)
     if not changes:

@@ -18,6 +18,10 @@ class Visibility(models.TextChoices):
     GLOBAL = "global", "Global"
 
 
+# Who may read a row, narrowest first: moving a row up this list widens it.
+VISIBILITY_REACH = {Visibility.PRIVATE: 0, Visibility.TEAM: 1, Visibility.GLOBAL: 2}
+
+
 class Role(models.TextChoices):
     MEMBER = "member", "Member"
     ADMIN = "admin", "Admin"
@@ -145,12 +149,17 @@ class ScopedModel(models.Model):
         fleet = reading_fleet(user)
         if fleet and getattr(self, "fleet", "") not in ("", fleet):
             return False
-        if self.visibility == Visibility.GLOBAL or self.owner_id == user.pk:
+        return self.reaches(user.pk)
+
+    def reaches(self, user_id: int) -> bool:
+        """Whether the row's scope takes in the user ``user_id``: the access rule without
+        what depends on the reader's state (an active account, an agent's fleet)."""
+        if self.visibility == Visibility.GLOBAL or self.owner_id == user_id:
             return True
         return (
             self.visibility == Visibility.TEAM
             and self.team_id is not None
-            and Membership.objects.filter(user_id=user.pk, team_id=self.team_id).exists()
+            and Membership.objects.filter(user_id=user_id, team_id=self.team_id).exists()
         )
 
     def is_editable_by(self, user: AbstractBaseUser | AnonymousUser | None) -> bool:
@@ -170,6 +179,23 @@ class ScopedModel(models.Model):
                 user_id=user.pk, team_id=self.team_id, role=Role.ADMIN
             ).exists()
         )
+
+    def widens(self, *, visibility: str, team_id: int | None) -> bool:
+        """Whether moving this row to ``visibility`` (in team ``team_id``) lets people
+        read it who cannot now: private -> team -> global, or a team row moved to
+        another team. Narrowing, or moving a private row between teams, does not."""
+        before, after = VISIBILITY_REACH[self.visibility], VISIBILITY_REACH[visibility]
+        if before != after:
+            return after > before
+        return visibility == Visibility.TEAM and team_id != self.team_id
+
+    def is_widenable_by(self, user: AbstractBaseUser | AnonymousUser | None) -> bool:
+        """Who may let more people read this row: its owner, and staff who may edit it
+        (the change is audited). A team admin narrows a member's team row or deletes
+        it, but never publishes what the member shared with the team only."""
+        if not self.is_editable_by(user):
+            return False
+        return self.owner_id == user.pk or bool(user.is_staff)
 
 
 class Scope(models.TextChoices):

@@ -30,6 +30,7 @@ from teams.models import (
     MemorySettings,
     Role,
     Scope,
+    ScopedModel,
     Visibility,
     hash_secret,
 )
@@ -477,6 +478,42 @@ def scope_for_new_row(
     if len(project) > 200:
         raise InvalidInput("A project key is at most 200 characters.")
     return {"owner": user, "team": chosen_team, "visibility": chosen_visibility, "project": project}
+
+
+def scope_change_check(
+    *,
+    actor: Actor,
+    row: ScopedModel,
+    visibility: str,
+    team: Group | None,
+    target_type: str,
+    noun: str,
+) -> None:
+    """Refuse (Forbidden) to move ``row`` to ``visibility`` in ``team`` if that lets more
+    people read it and ``actor`` may not widen it (``ScopedModel.is_widenable_by``).
+    Staff widening someone else's row is recorded as ``visibility.widen``. Call it in
+    the transaction of the change, once the caller may edit the row."""
+    team_id = team.pk if team is not None else None
+    if not row.widens(visibility=visibility, team_id=team_id):
+        return
+    owner = row.owner.get_username()
+    if not row.is_widenable_by(actor.user):
+        raise Forbidden(
+            f"Only {owner}, who owns this {noun}, can let more people read it: an admin of "
+            "its team may make it private or delete it, but not share it more widely."
+        )
+    if row.owner_id != actor.user.pk:
+        audit_log(
+            actor=actor,
+            action="visibility.widen",
+            target_type=target_type,
+            target_id=row.pk,
+            details={
+                "owner": owner,
+                "from": {"visibility": row.visibility, "team": row.team.name if row.team else None},
+                "to": {"visibility": visibility, "team": team.name if team else None},
+            },
+        )
 
 
 # --- Agent tokens -------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from hypothesis.stateful import (
 from codegraph.models import CodeProject
 from facts.models import Fact
 from memoryhub.engine.errors import ApplicationError
-from teams.models import Membership, Visibility
+from teams.models import Membership, Role, Visibility
 from teams.services import Actor, agent_token_create
 from wiki.models import Page, PageRevision
 
@@ -95,6 +95,17 @@ class Scope:
             and self.team is not None
             and self.team in teams.get(user_id, set())
         )
+
+
+# Who may read a scope, narrowest first: moving a row up this list widens it.
+REACH = {Visibility.PRIVATE: 0, Visibility.TEAM: 1, Visibility.GLOBAL: 2}
+
+
+def widens(before: Scope, after: Scope) -> bool:
+    """Whether ``after`` lets people read a row who could not read it in ``before``."""
+    if REACH[before.visibility] != REACH[after.visibility]:
+        return REACH[after.visibility] > REACH[before.visibility]
+    return after.visibility == Visibility.TEAM and after.team != before.team
 
 
 def new_marker() -> str:
@@ -193,6 +204,12 @@ class AccessWorld(RuleBasedStateMachine):
         for marker in markers_in(text) - still:
             self.scopes.get(marker, set()).discard(scope)
 
+    def widened_by(self, user, before: Scope, after: Scope) -> None:
+        """Only a row's owner, or staff, lets more people read it (a team admin may
+        narrow a member's row, never widen it)."""
+        if widens(before, after):
+            assert user.pk == before.owner or user.is_staff, (user.username, before, after)
+
     def act(self, call) -> object | None:
         """Run a write; a refusal (not a member, not the owner, ...) is an answer."""
         try:
@@ -207,14 +224,21 @@ class AccessWorld(RuleBasedStateMachine):
     def start_with_memberships(self) -> None:
         ann, ben, cat, _ = self.users
         red, blue = self.teams
-        for user, team in ((ann, red), (ben, red), (cat, blue)):
-            Membership.objects.create(user=user, team=team)
+        # ann administers red: she edits ben's red team rows, and may only narrow them.
+        for user, team, role in (
+            (ann, red, Role.ADMIN),
+            (ben, red, Role.MEMBER),
+            (cat, blue, Role.MEMBER),
+        ):
+            Membership.objects.create(user=user, team=team, role=role)
 
-    @rule(user=st.integers(0, 3), team=st.integers(0, 1), join=st.booleans())
-    def change_membership(self, user: int, team: int, join: bool) -> None:
+    @rule(user=st.integers(0, 3), team=st.integers(0, 1), join=st.booleans(), admin=st.booleans())
+    def change_membership(self, user: int, team: int, join: bool, admin: bool) -> None:
         member, group = self.users[user], self.teams[team]
         if join:
-            Membership.objects.get_or_create(user=member, team=group)
+            Membership.objects.update_or_create(
+                user=member, team=group, defaults={"role": Role.ADMIN if admin else Role.MEMBER}
+            )
         else:
             Membership.objects.filter(user=member, team=group).delete()
 
@@ -343,6 +367,7 @@ class AccessWorld(RuleBasedStateMachine):
             lambda: fact_update(actor=Actor(user=self.users[user]), fact=row, changes=changes)
         )
         if updated is not None:
+            self.widened_by(self.users[user], before, Scope.of(updated))
             self.wrote(updated.content, Scope.of(updated))
             self.forget_scope_unless_stored(row.content, before)
 
@@ -374,9 +399,12 @@ class AccessWorld(RuleBasedStateMachine):
 
         data = self._fact_data(visibility=visibility, team=0, repeats=None)
         data["supersedes"] = fact
+        old = Fact.objects.filter(pk=fact).first()
         result = self.act(lambda: fact_create(actor=Actor(user=self.users[user]), data=data))
         if result is None:
             return -1
+        # A supersede never hides a fact from its own owner.
+        assert Scope.of(result.fact).admits(old.owner_id, self.memberships())
         self.wrote(data["content"], Scope.of(result.fact))
         return result.fact.pk
 
@@ -421,6 +449,7 @@ class AccessWorld(RuleBasedStateMachine):
             self.wrote(text, Scope.of(page))
         self.wrote(content, Scope.of(page))
         if before.get(page.pk, Scope.of(page)) != Scope.of(page):
+            self.widened_by(self.users[user], before[page.pk], Scope.of(page))
             for text in texts:
                 self.forget_scope_unless_stored(text, before[page.pk])
         return page.pk
@@ -610,12 +639,18 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
         assert tiered.status_code == 200, tiered.content
         yield f"POST /api/recall/tiered {tier}", tiered.content.decode()
         yield f"MCP tiered_recall {tier}", mcp(api, "tiered_recall", **body)
-    for role in ("diagnostician", "strategist") if across else ():
-        body = {"role": role, "limit": 50}
+    if across:
+        # The probe token's role is strategist (it reads across fleets); a person names any.
+        body = {"role": "strategist", "limit": 50}
         tiered = api.post("/api/recall/tiered", body, content_type="application/json")
         assert tiered.status_code == 200, tiered.content
-        yield f"POST /api/recall/tiered role {role}", tiered.content.decode()
-        yield f"MCP tiered_recall role {role}", mcp(api, "tiered_recall", **body)
+        yield "POST /api/recall/tiered role strategist", tiered.content.decode()
+        yield "MCP tiered_recall role strategist", mcp(api, "tiered_recall", **body)
+    for role in ("diagnostician", "strategist") if session is not None else ():
+        body = {"role": role, "limit": 50}
+        tiered = session.post("/api/recall/tiered", body, content_type="application/json")
+        assert tiered.status_code == 200, tiered.content
+        yield f"POST /api/recall/tiered role {role}, in person", tiered.content.decode()
     for cluster in CLUSTERS:
         url = f"/api/learnings/fingerprints/{cluster}"
         yield f"GET {url}", get(api, url, limit=200)

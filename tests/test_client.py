@@ -148,11 +148,18 @@ def test_tiered_recall_through_the_client(hub, owner):
 
 
 def test_an_agent_learns_and_reads_by_fingerprint_and_role_through_the_client(
-    hub, owner, role_presets
+    live_server, owner, make_token, role_presets
 ):
-    learned = hub.learn("deploy", "Warm the cache before the canary.", fingerprint="stall")
-    hits = hub.tiered_recall(tier="skill", fingerprint="stall")
-    assert [h.path for h in hits] == [f"skill/deploy/{learned}"]
-    assert [h.path for h in hub.tiered_recall(role="diagnostician")] == [f"skill/deploy/{learned}"]
-    with pytest.raises(NotFoundError, match="no preset for the role"):
-        hub.tiered_recall(role="astronaut")
+    _, secret = make_token(owner, name="diagnose", role="diagnostician")
+    with MemoryHub(live_server.url, secret) as hub:
+        learned = hub.learn("deploy", "Warm the cache before the canary.", fingerprint="stall")
+        hits = hub.tiered_recall(tier="skill", fingerprint="stall")
+        assert [h.path for h in hits] == [f"skill/deploy/{learned}"]
+        by_role = [f"skill/deploy/{learned}"]
+        assert [h.path for h in hub.tiered_recall(role="diagnostician")] == by_role
+        assert [h.path for h in hub.tiered_recall()] == by_role  # the token's role
+        with pytest.raises(Refused, match="its role is diagnostician"):
+            hub.tiered_recall(role="strategist")
+    _, lost = make_token(owner, name="lost", role="astronaut")
+    with MemoryHub(live_server.url, lost) as hub, pytest.raises(NotFoundError, match="no preset"):
+        hub.tiered_recall()

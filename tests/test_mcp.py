@@ -132,6 +132,9 @@ def refusals(client_of, *, owner, make_token) -> None:
                 await client.call_tool("drop_tables", {})
             off = await client.call_tool("recall", {"query": "x", "max_items": -3})
             assert off.is_error and "max_items" in off.content[0].text
+            # A token's role is its own: it cannot claim one that reads across fleets.
+            claimed = await client.call_tool("tiered_recall", {"role": "strategist"})
+            assert claimed.is_error and "has no role" in claimed.content[0].text
         limited, secret = make_token(owner, name="recall-only")
         limited.tools = ["recall"]
         limited.save(update_fields=["tools"])

@@ -180,11 +180,39 @@ def test_tiered_recall_by_role_over_rest_the_tool_and_the_command_line(owner, ma
     call_command("recall", "--role", "reviewer", "--project", "CAND-1", "--user", owner.username,
                  "--json", stdout=out)  # fmt: skip
     assert paths(json.loads(out.getvalue())) == paths(rest.json()["items"])
-    for bad in ({"role": "x" * 500}, {"role": "astronaut"}, {"role": "scout", "limit": -1}, {}):
+    for bad in ({"role": "x" * 500}, {"role": "astronaut"}, {"role": "reviewer", "limit": -1}):
         response = client.post(
             "/api/recall/tiered", json.dumps(bad), content_type="application/json"
         )
         assert 400 <= response.status_code < 500, (bad, response.status_code)
+
+
+def test_a_token_reads_by_its_own_role_only_on_every_path(owner, owner_client, make_token, library):
+    from django.core.management import CommandError
+
+    def tiered(client, body, path="/api/recall/tiered"):
+        return client.post(path, json.dumps(body), content_type="application/json")
+
+    _, plain = make_token(owner, name="plain")
+    _, arch = make_token(owner, name="arch", role="architect")
+    for secret, says in ((plain, "has no role"), (arch, "its role is architect")):
+        client = Client(headers={"Authorization": f"Bearer {secret}"})
+        for path in ("/api/recall/tiered", "/api/tools/tiered_recall"):
+            refused = tiered(client, {"role": "strategist", "limit": 50}, path)
+            assert refused.status_code == 403, (path, refused.content)
+            assert says in refused.json()["detail"]
+        with pytest.raises(CommandError, match=says):
+            call_command("recall", "--role", "strategist", "--token", secret)
+    assert not AuditEvent.objects.filter(action="recall.cross_fleet").exists()
+    # A token with a role names it, or leaves it out: the role comes from the token.
+    client = Client(headers={"Authorization": f"Bearer {arch}"})
+    named = tiered(client, {"role": "architect", "project": "CAND-1"})
+    assert paths(named.json()["items"]) == ["wiki/-/retry-with-backoff", "wiki/CAND-1/checkout-pdd"]
+    assert tiered(client, {"project": "CAND-1"}).json()["items"] == named.json()["items"]
+    # A person names any role: they read everything they may read anyway.
+    assert tiered(owner_client, {"role": "strategist"}).status_code == 200
+    person = tiered_recall(actor=Actor(user=owner), role="strategist", limit=50, now=NOW)
+    assert len([p for p in paths(person) if p.startswith("skill/")]) == 3
 
 
 # --- Staff edit presets in the admin ----------------------------------------------------------

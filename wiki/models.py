@@ -109,7 +109,8 @@ class Page(ScopedModel):
     def can_be_edited_by(self, user: Any) -> bool:
         """Who may change the text: whoever manages the page (its owner, an admin of its
         team) and, for a team page, every member of that team. Deleting it and changing
-        who may read it stay with those who manage it (``is_editable_by``)."""
+        who may read it stay with those who manage it (``is_editable_by``); letting more
+        people read it, with its owner (``is_widenable_by``)."""
         if self.is_editable_by(user):
             return True
         return (
@@ -124,7 +125,8 @@ class Page(ScopedModel):
         if self.visibility == Visibility.TEAM and self.team_id is not None:
             return (
                 f"Members of {self.team.name} may edit this team page; {owner} (its owner) "
-                f"and the team's admins may also delete it or change who can read it."
+                "and the team's admins may also delete it or make it private, and only "
+                f"{owner} may share it more widely."
             )
         if self.visibility == Visibility.TEAM:
             return f"Only {owner} (its owner) may edit this page: it belongs to no team."

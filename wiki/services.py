@@ -28,7 +28,13 @@ from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.engine.locking import row_for_update
 from memoryhub.engine.tasks import enqueue_on_commit
 from teams.models import Visibility
-from teams.services import Actor, audit_log, resolve_team, scope_for_new_row
+from teams.services import (
+    Actor,
+    audit_log,
+    resolve_team,
+    scope_change_check,
+    scope_for_new_row,
+)
 from wiki import scanner
 from wiki.models import (
     KIND_PATTERN,
@@ -311,25 +317,31 @@ def _page_upsert(
         return WriteResult(page=page, created=True, changed=True)
 
     before = (page.title, page.content, list(page.tags), page.kind, page.visibility, page.team_id)
-    if not page.is_editable_by(actor.user) and (
-        (visibility and visibility != page.visibility)
-        or (team not in (None, "") and resolve_team(user=actor.user, team=team).pk != page.team_id)
-    ):
-        raise Forbidden(
-            "Team members edit a team page's text; only its owner or an admin of its team "
-            "can change who may read it."
+    new_team = resolve_team(user=actor.user, team=team) if team not in (None, "") else page.team
+    new_visibility = visibility or page.visibility
+    if visibility == Visibility.TEAM and new_team is None:
+        new_team = scope_for_new_row(
+            user=actor.user, team=team, visibility=visibility, project=project
+        )["team"]
+    new_team_id = new_team.pk if new_team is not None else None
+    if (new_visibility, new_team_id) != (page.visibility, page.team_id):
+        if not page.is_editable_by(actor.user):
+            raise Forbidden(
+                "Team members edit a team page's text; only its owner or an admin of its "
+                "team can change who may read it."
+            )
+        scope_change_check(
+            actor=actor,
+            row=page,
+            visibility=new_visibility,
+            team=new_team,
+            target_type="wiki_page",
+            noun="page",
         )
     text_changed = page.title != title or page.content != content
     page.title, page.content = title, content
     page.tags, page.kind = clean["tags"], clean["kind"]
-    if team not in (None, ""):
-        page.team = resolve_team(user=actor.user, team=team)
-    if visibility:
-        if visibility == Visibility.TEAM and page.team_id is None:
-            page.team = scope_for_new_row(
-                user=actor.user, team=team, visibility=visibility, project=project
-            )["team"]
-        page.visibility = visibility
+    page.team, page.visibility = new_team, new_visibility
     after = (page.title, page.content, list(page.tags), page.kind, page.visibility, page.team_id)
     if after == before:
         return WriteResult(page=page, created=False, changed=False)

@@ -74,8 +74,9 @@ def code_root_access_check(*, code_project: CodeProject) -> None:
     """Refuse (Forbidden) to index a folder for more people than may read the code
     already indexed there. A project registered earlier whose folder is the same as this
     one's, inside it or above it, holds some of the same files; this project may only
-    show them to people who can read that project, unless its owner may edit that
-    project anyway (and so could change who reads it). Later projects never restrict
+    show them to people who can read that project, unless its owner may let more people
+    read that project anyway (``is_widenable_by``: its owner, or staff who may edit it;
+    a team admin may not). Later projects never restrict
     earlier ones: what an earlier project showed, it had shown before them."""
     root = Path(code_project.root_path)
     overlapping = CodeProject.objects.filter(
@@ -88,7 +89,7 @@ def code_root_access_check(*, code_project: CodeProject) -> None:
     for other in overlapping:
         if _readers_may_read(readers_of=code_project, other=other):
             continue
-        if other.is_editable_by(owner):
+        if other.is_widenable_by(owner):
             continue
         raise Forbidden(
             f"The folder '{code_project.root_path}' holds code that another project shares "

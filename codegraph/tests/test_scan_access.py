@@ -188,6 +188,31 @@ def test_a_teammate_may_index_a_team_folder_for_the_team_or_privately_but_not_fo
     assert not CodeProject.objects.filter(visibility="global").exists()
 
 
+def test_a_team_admin_may_not_index_a_members_team_folder_for_all(
+    owner_client, teammate_client, team, tree, django_capture_on_commit_callbacks
+):
+    """The admin could not make the member's project global either: only its owner can."""
+    bobs = post_scan(
+        teammate_client,
+        django_capture_on_commit_callbacks,
+        name="bob's shop",
+        path=str(tree),
+        visibility="team",
+        team=team.pk,
+    )
+    assert bobs.status_code == 202, bobs.content
+    response = post_scan(
+        owner_client,
+        django_capture_on_commit_callbacks,
+        name="shop for all",
+        path=str(tree / "shop"),
+        visibility="global",
+    )
+    assert response.status_code == 403, response.content
+    assert "shares with fewer people" in response.json()["detail"]
+    assert not CodeProject.objects.filter(visibility="global").exists()
+
+
 def test_it_refuses_outsider_a_team_folder_even_for_their_own_team(
     outsider_client, other_team, team_project, tree, django_capture_on_commit_callbacks
 ):

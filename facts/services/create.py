@@ -150,7 +150,9 @@ class FactRows:
         return facts
 
 
-def _resolve_supersedes(*, actor: Actor, fact_id: int) -> Fact:
+def _resolve_supersedes(*, actor: Actor, fact_id: int, scope: dict[str, Any]) -> Fact:
+    """The fact a new one of ``scope`` replaces, locked. A supersede never hides a fact
+    from its own owner: what replaces it must be a statement they can read."""
     old = (
         Fact.objects.visible_to(actor.user)
         .select_for_update(of=("self",))
@@ -163,6 +165,14 @@ def _resolve_supersedes(*, actor: Actor, fact_id: int) -> Fact:
         raise Forbidden(f"You cannot supersede fact {fact_id}: it is not yours.")
     if old.superseded_by_id is not None:
         raise InvalidInput(f"Fact {fact_id} is already superseded by {old.superseded_by_id}.")
+    replacement = Fact(owner=scope["owner"], team=scope["team"], visibility=scope["visibility"])
+    if not replacement.reaches(old.owner_id):
+        owner = old.owner.get_username()
+        raise Forbidden(
+            f"Fact {fact_id} is {owner}'s, and {owner} could not read a {scope['visibility']} "
+            f"fact of yours that replaces it: supersede it with one {owner} can read "
+            "(of a team of theirs, or global)."
+        )
     return old
 
 
@@ -299,7 +309,11 @@ def fact_create(*, actor: Actor, data: dict[str, Any]) -> WriteResult:
         scope = scope_for_new_row(
             user=actor.user, team=item.team, visibility=item.visibility, project=item.project
         )
-        old = _resolve_supersedes(actor=actor, fact_id=item.supersedes) if item.supersedes else None
+        old = (
+            _resolve_supersedes(actor=actor, fact_id=item.supersedes, scope=scope)
+            if item.supersedes
+            else None
+        )
         sig = signature_of(item, scope)
         keys_ensure_current()
         if old is None:

@@ -16,7 +16,7 @@ from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.derived import facts_derived_prune
 from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.engine.locking import row_for_update, writes_serialise
-from teams.services import Actor, audit_log, scope_for_new_row
+from teams.services import Actor, audit_log, scope_change_check, scope_for_new_row
 
 EDITABLE_FIELDS = (
     "content",
@@ -92,6 +92,14 @@ def fact_update(
             project=values.get("project", fact.project),
         )
         values.update(team=scope["team"], visibility=scope["visibility"], project=scope["project"])
+        scope_change_check(
+            actor=actor,
+            row=fact,
+            visibility=scope["visibility"],
+            team=scope["team"],
+            target_type="fact",
+            noun="fact",
+        )
     for name, value in values.items():
         if getattr(fact, name) != value:
             changed[name] = value.name if name == "team" and value is not None else value

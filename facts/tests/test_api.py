@@ -150,6 +150,94 @@ def test_supersedes_someone_elses_private_fact_is_404(charlie, world):
     assert Fact.objects.count() == 3
 
 
+# --- Who may widen a fact ----------------------------------------------------------------
+
+
+@pytest.fixture
+def bobs_note(teammate, team, remember):
+    """Bob's team fact in the team alice administers."""
+    return remember(
+        teammate, "Team: bob's notes on the billing outage", visibility="team", team=team.name
+    )
+
+
+def test_a_team_admin_cannot_widen_a_members_team_fact(alice, charlie, owner, teammate, bobs_note):
+    from django.contrib.auth.models import Group
+
+    from teams.models import Membership
+
+    # Moved to another team of both, a team fact is read by other people too.
+    billing = Group.objects.create(name="Billing")
+    for member in (owner, teammate):
+        Membership.objects.create(user=member, team=billing, role="admin")
+    for change in ({"visibility": "global"}, {"team": "Billing"}):
+        response = alice.patch(
+            f"/api/memories/{bobs_note.pk}", change, content_type="application/json"
+        )
+        assert response.status_code == 403, (change, response.content)
+        assert "Only bob" in response.json()["detail"]
+    bobs_note.refresh_from_db()
+    assert (bobs_note.visibility, bobs_note.team.name) == ("team", "Platform")
+    assert charlie.get(f"/api/memories/{bobs_note.pk}").status_code == 404
+    assert not AuditEvent.objects.filter(action="fact.update").exists()
+
+
+def test_a_team_admin_may_narrow_a_members_team_fact_and_its_owner_keeps_it(alice, bob, bobs_note):
+    response = alice.patch(
+        f"/api/memories/{bobs_note.pk}", {"visibility": "private"}, content_type="application/json"
+    )
+    assert response.status_code == 200, response.content
+    assert bob.get(f"/api/memories/{bobs_note.pk}").status_code == 200
+    assert alice.get(f"/api/memories/{bobs_note.pk}").status_code == 404
+
+
+def test_the_owner_widens_their_own_team_fact(bob, charlie, bobs_note):
+    response = bob.patch(
+        f"/api/memories/{bobs_note.pk}", {"visibility": "global"}, content_type="application/json"
+    )
+    assert response.status_code == 200, response.content
+    assert charlie.get(f"/api/memories/{bobs_note.pk}").status_code == 200
+    assert not AuditEvent.objects.filter(action="visibility.widen").exists()
+
+
+def test_staff_who_administer_the_team_widen_a_members_fact_audited(
+    make_user, agent_client, team, charlie, bobs_note
+):
+    from teams.models import Membership
+
+    dana = make_user("dana", is_staff=True)
+    Membership.objects.create(user=dana, team=team, role="admin")
+    response = agent_client(dana).patch(
+        f"/api/memories/{bobs_note.pk}", {"visibility": "global"}, content_type="application/json"
+    )
+    assert response.status_code == 200, response.content
+    assert charlie.get(f"/api/memories/{bobs_note.pk}").status_code == 200
+    event = AuditEvent.objects.get(action="visibility.widen")
+    assert (event.actor, event.target_type, event.target_id) == (dana, "fact", str(bobs_note.pk))
+    assert event.details == {
+        "owner": "bob",
+        "from": {"visibility": "team", "team": "Platform"},
+        "to": {"visibility": "global", "team": "Platform"},
+    }
+
+
+def test_a_supersede_never_hides_a_fact_from_its_owner(alice, bob, bobs_note):
+    body = {"content": "Billing outage notes, rewritten", "supersedes": bobs_note.pk}
+    response = post(alice, "/api/memories", {**body, "visibility": "private"})
+    assert response.status_code == 403, response.content
+    assert "bob" in response.json()["detail"]
+    bobs_note.refresh_from_db()
+    assert bobs_note.superseded_by_id is None
+    assert Fact.objects.count() == 1
+    recalled = post(bob, "/api/recall", {"query": "billing outage notes"}).json()
+    assert [item["id"] for item in recalled["items"]] == [bobs_note.pk]
+    # Superseded by a statement bob can read, it is replaced for him too.
+    response = post(alice, "/api/memories", {**body, "visibility": "team"})
+    assert response.status_code == 201, response.content
+    bobs_note.refresh_from_db()
+    assert bobs_note.superseded_by_id == response.json()["id"]
+
+
 def test_list_is_paginated_with_next(alice, remember, owner):
     for i in range(7):
         remember(owner, f"Numbered fact {i} about item {i * 17}")

@@ -256,6 +256,23 @@ def test_a_team_admin_changes_a_teammates_team_facts(owner_client, facts):
     assert Fact.objects.get(pk=facts["bobs"].pk).category == "pattern"
 
 
+def test_a_team_admin_may_narrow_a_teammates_team_facts_but_never_widen_them(
+    owner_client, teammate_client, facts
+):
+    bobs = facts["bobs"].pk
+    response = bulk(owner_client, [bobs, facts["team"][0].pk], "visibility:global")
+    html = response.content.decode()
+    assert "Changed the visibility of 1 fact." in html
+    assert "1 refused: Only bob, who owns this fact, can let more people read it" in html
+    assert Fact.objects.get(pk=bobs).visibility == "team"
+    assert Fact.objects.get(pk=facts["team"][0].pk).visibility == "global"
+    response = bulk(owner_client, [bobs], "visibility:private")
+    assert "Changed the visibility of 1 fact." in response.content.decode()
+    assert Fact.objects.get(pk=bobs).visibility == "private"
+    assert bobs in listed(teammate_client)  # bob keeps his fact
+    assert bobs not in listed(owner_client)
+
+
 def test_an_outsider_gets_nothing_and_learns_nothing(outsider_client, facts):
     every = [f.pk for f in Fact.objects.all()]
     for action in ("delete", "archive", "visibility:global", "category:fact"):

@@ -297,7 +297,11 @@ def run_tool(request: HttpRequest, name: str, arguments: Body[dict[str, Any]]) -
 
 class TieredRecallIn(Schema):
     tier: str | None = Field(None, description="project, org or skill (optional with a role)")
-    role: str | None = Field(None, description="Read what this role's preset reads")
+    role: str | None = Field(
+        None,
+        description="Read what this role's preset reads (an agent: its token's role only, "
+        "read by default when no tier is named)",
+    )
     fingerprint: str | None = Field(None, description="Skill tier: this cluster (* for any)")
     query: str = ""
     project: str | None = Field(None, description="The project (project tier)")
@@ -329,7 +333,9 @@ def recall_tiered(request: HttpRequest, payload: TieredRecallIn) -> dict:
     0.5 recency (half-life 30 days) + 0.3 relevance + 0.15 fleet (own 1.0, other 0.5) +
     0.05 resolved. Read-only; another fleet's learnings need `scope: cross` and a
     justification, which the audit log keeps. With `role`, the role's preset decides
-    what is read (a `tier` too: only the preset's reads of it)."""
+    what is read (a `tier` too: only the preset's reads of it). An agent's role is its
+    token's: naming another, or any role for a token without one, is refused (403); with
+    neither `role` nor `tier`, a token with a role reads by its role."""
     items = tiered_recall(
         actor=Actor.from_request(request),
         tier=payload.tier,

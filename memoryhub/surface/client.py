@@ -276,7 +276,8 @@ class MemoryHub:
         """A project's pages, the organisation's pages or a skill's learnings, best
         first; ``options``: project, include (page kinds), skill, since ("7d"),
         fingerprint (a cluster, or "*"), scope ("cross"), justification, and role (the
-        role's preset decides what is read, with or without a tier)."""
+        token's own role: its preset decides what is read, with or without a tier;
+        another role is refused). With neither tier nor role, the token's role is read."""
         body: dict[str, Any] = {"query": query, "limit": limit, **options}
         if tier is not None:
             body["tier"] = tier

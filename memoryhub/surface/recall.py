@@ -12,7 +12,9 @@ which the audit log keeps.
 
 A role preset (``RolePreset``, edited by staff in the admin) lists the reads an agent of
 that role gets by default; ``tiered_recall(role=...)`` runs them and merges the hits by
-score, and the per-turn recall of a token with a role adds them (``role_recall``).
+score, and the per-turn recall of a token with a role adds them (``role_recall``). An
+agent's role is its token's, set by the token's owner: a preset may read across fleets,
+so an agent never picks one by naming it (``recall_role``).
 """
 
 import math
@@ -208,7 +210,8 @@ def tiered_recall(
     ``*`` for any) narrow the learnings. ``fleet`` defaults to the token's; another
     fleet's learnings need ``scope="cross"`` and a justification. With ``role`` (and no
     tier) the role's preset decides what is read; with both, the preset's reads of that
-    tier."""
+    tier. An agent reads by its token's role only (``recall_role``)."""
+    role = recall_role(actor=actor, role=role, tier=tier)
     if role is not None:
         return role_recall(
             actor=actor, role=role, query=query, project=project, limit=limit, tier=tier, now=now
@@ -231,6 +234,31 @@ def tiered_recall(
         now=now or timezone.now(),
     )
     return _best(ranked, limit)
+
+
+def recall_role(*, actor: Actor, role: str | None, tier: str | None) -> str | None:
+    """The role whose preset a tiered recall runs (None: no preset). A person names any
+    role: a preset reads only what they may read anyway. An agent's role is its token's:
+    it may name that role, or leave it out (with no tier either, the token's role is
+    read); naming another role, or any role for a token without one, is refused."""
+    if role == "":
+        role = None
+    token = actor.token
+    if token is None:
+        return role
+    if role is None:
+        return (token.role or None) if tier is None else None
+    if not token.role:
+        raise Forbidden(
+            f"This token has no role, so it cannot read as the role '{shortened(str(role))}'; "
+            "a token's role is set by its owner when creating it under Agents."
+        )
+    if role != token.role:
+        raise Forbidden(
+            f"This token cannot read as the role '{shortened(str(role))}': its role is "
+            f"{token.role}, and a token reads by its own role only."
+        )
+    return role
 
 
 def _limit_check(limit: Any) -> None:

@@ -168,7 +168,10 @@ class TieredRecallArguments(BaseModel):
         "skill: learnings of a skill. Optional with a role",
     )
     role: str | None = Field(
-        None, max_length=100, description="Read what this role's preset reads instead"
+        None,
+        max_length=100,
+        description="Your token's role, to read what its preset reads instead (read by "
+        "default when no tier is named); another role is refused",
     )
     fingerprint: str | None = Field(
         None, max_length=200, description="Skill tier: learnings of this cluster (* for any)"
@@ -200,7 +203,8 @@ class TieredRecallAnswer(BaseModel):
 def tiered_recall(actor: Actor, args: TieredRecallArguments) -> ToolAnswer:
     """Project documents, organisation notes or a skill's learnings, ranked by recency,
     relevance, fleet and resolution: `path`, `snippet`, `score`, `ts` per item. Another
-    fleet's learnings need scope cross and a justification."""
+    fleet's learnings need scope cross and a justification. With no tier, your token's
+    role preset decides what is read."""
     items = tiers.tiered_recall(
         actor=actor,
         tier=args.tier,

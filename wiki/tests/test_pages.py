@@ -113,6 +113,46 @@ def test_a_team_admin_updates_a_teammates_team_page(owner, teammate, team):
     assert Page.objects.get().content == "Fixed by the admin."
 
 
+def test_a_team_admin_may_narrow_a_teammates_team_page_but_never_widen_it(
+    owner, teammate, outsider, team
+):
+    from django.contrib.auth.models import Group
+
+    from teams.models import Membership
+
+    page = write(teammate, visibility="team", team=team.name).page
+    billing = Group.objects.create(name="Billing")
+    for member in (owner, teammate):
+        Membership.objects.create(user=member, team=billing, role="admin")
+    for change in ({"visibility": "global"}, {"team": "Billing"}):
+        with pytest.raises(Forbidden, match="Only bob, who owns this page, can let more people"):
+            write(owner, content="Published by the admin.", **change)
+    page.refresh_from_db()
+    assert (page.visibility, page.team, page.content) == ("team", team, "Run `make deploy`.")
+    assert not page.is_visible_to(outsider)
+    narrowed = write(owner, visibility="private").page
+    assert (narrowed.pk, narrowed.owner, narrowed.visibility) == (page.pk, teammate, "private")
+    assert narrowed.is_visible_to(teammate) and not narrowed.is_visible_to(owner)
+
+
+def test_staff_who_administer_the_team_widen_a_teammates_page_audited(
+    make_user, teammate, outsider, team
+):
+    from teams.models import Membership
+
+    dana = make_user("dana", is_staff=True)
+    Membership.objects.create(user=dana, team=team, role="admin")
+    page = write(teammate, visibility="team", team=team.name).page
+    assert write(dana, visibility="global").page.is_visible_to(outsider)
+    event = AuditEvent.objects.get(action="visibility.widen")
+    assert (event.actor, event.target_type, event.target_id) == (dana, "wiki_page", str(page.pk))
+    assert event.details["to"] == {"visibility": "global", "team": "Platform"}
+    # The owner widens their own page without a trace of that kind.
+    write(teammate, title="Bob's notes", visibility="team", team=team.name)
+    write(teammate, title="Bob's notes", visibility="global")
+    assert AuditEvent.objects.filter(action="visibility.widen").count() == 1
+
+
 def test_a_private_page_of_someone_else_does_not_block(owner, outsider):
     write(outsider)
     write(owner)

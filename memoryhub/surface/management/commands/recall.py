@@ -20,7 +20,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("tier", nargs="?", choices=TIERS)
-        parser.add_argument("--role", help="Read what this role's preset reads")
+        parser.add_argument(
+            "--role",
+            help="Read what this role's preset reads (with --token: the token's own role, "
+            "read by default when no tier is named)",
+        )
         parser.add_argument("--fingerprint", help="Skill tier: this cluster (* for any)")
         parser.add_argument("--candidate", "--project", dest="project", help="The project")
         parser.add_argument("--include", default="", help="Page kinds, comma-separated")
