@@ -410,11 +410,15 @@ def fact_recall(
     mode, by_id = gathered.mode, gathered.rows
     if not gathered.candidates:
         return RecallResult(block="", items=[], mode=mode, notes=notes)
-    bm25_rank, bm25_score, vec_rank = gathered.bm25_rank, gathered.bm25_score, gathered.vec_rank
+    bm25_rank, vec_rank = gathered.bm25_rank, gathered.vec_rank
     candidates = gathered.candidates
     # Fused scores are at most 2 / (k + 1); normalise so boosts weigh the same whatever k.
     ranked = rank(candidates, query=query, tuning=tuning, rrf_top=2.0 / (config.rrf_k + 1))
     now = timezone.now()
+    # The keyword score a reader sees is 1 / its rank among their own keyword matches:
+    # FTS5's bm25 weighs a word by how many rows of the whole table hold it and by their
+    # average length, others' private rows included, so the raw figure (or any share of
+    # it) would tell a reader about rows they cannot read.
     scored: list[RecallItem] = []
     for candidate in ranked:
         row = by_id[candidate.id]
@@ -425,7 +429,7 @@ def fact_recall(
                 score=candidate.score + sum(boosts.values()),
                 bm25_rank=bm25_rank.get(candidate.id),
                 vector_rank=vec_rank.get(candidate.id),
-                bm25=bm25_score.get(candidate.id),
+                bm25=1.0 / bm25_rank[candidate.id] if candidate.id in bm25_rank else None,
                 similarity=candidate.similarity,
                 fused=candidate.score,
                 boosts=boosts,

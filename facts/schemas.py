@@ -154,7 +154,9 @@ class RecallItemOut(Schema):
     score: float
     bm25_rank: int | None
     vector_rank: int | None
-    bm25: float | None
+    bm25: float | None = Field(
+        description="Keyword score: 1 / the rank among your keyword matches (1: the best)"
+    )
     similarity: float | None
     fused: float
     boosts: dict[str, float]
