@@ -21,6 +21,8 @@ from django.core.cache.backends import redis as django_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from memoryhub.engine.circuits import CircuitLog
+
 logger = logging.getLogger(__name__)
 
 TIMEOUT_SECONDS = 0.5
@@ -35,27 +37,6 @@ def _not_an_outage(exc: BaseException) -> bool:
     return not isinstance(exc, RedisConnectionError | RedisTimeoutError)
 
 
-class _CircuitLog(pybreaker.CircuitBreakerListener):
-    def state_change(
-        self,
-        cb: pybreaker.CircuitBreaker,
-        old_state: pybreaker.CircuitBreakerState | None,
-        new_state: pybreaker.CircuitBreakerState,
-    ) -> None:
-        if new_state.name == pybreaker.STATE_OPEN:
-            logger.warning(
-                "The shared cache (Redis) is unreachable; failed logins are counted in the "
-                "database, and Redis is tried again in %g s.",
-                cb.reset_timeout,
-            )
-        elif (
-            new_state.name == pybreaker.STATE_CLOSED
-            and old_state is not None
-            and old_state.name != pybreaker.STATE_CLOSED
-        ):
-            logger.info("The shared cache (Redis) answers again.")
-
-
 # pybreaker makes each call under its lock, so a process's cache calls take turns: a
 # fraction of a millisecond each while Redis answers; while one call waits on a Redis
 # that hangs, the others wait for it, then fail at once.
@@ -63,7 +44,14 @@ cache_circuit = pybreaker.CircuitBreaker(
     fail_max=1,
     reset_timeout=30,
     exclude=[_not_an_outage],
-    listeners=[_CircuitLog()],
+    listeners=[
+        CircuitLog(
+            logger,
+            opened="The shared cache (Redis) is unreachable; failed logins are counted in "
+            "the database, and Redis is tried again in %g s.",
+            closed="The shared cache (Redis) answers again.",
+        )
+    ],
     name="shared cache",
 )
 

@@ -16,32 +16,22 @@ from celery import Task
 from django.conf import settings
 from django.db import transaction
 
+from memoryhub.engine.circuits import CircuitLog
+
 logger = logging.getLogger(__name__)
-
-
-class _CircuitLog(pybreaker.CircuitBreakerListener):
-    def state_change(
-        self,
-        cb: pybreaker.CircuitBreaker,
-        old_state: pybreaker.CircuitBreakerState | None,
-        new_state: pybreaker.CircuitBreakerState,
-    ) -> None:
-        if new_state.name == pybreaker.STATE_OPEN:
-            logger.warning(
-                "The task queue is unreachable; background work is left to the periodic "
-                "catch-up, and queueing is tried again in %g s.",
-                cb.reset_timeout,
-            )
-        elif new_state.name == pybreaker.STATE_CLOSED and old_state is not None:
-            if old_state.name == pybreaker.STATE_CLOSED:
-                return
-            logger.info("The task queue answers again.")
 
 
 queue_circuit = pybreaker.CircuitBreaker(
     fail_max=1,
     reset_timeout=settings.MEMORYHUB_QUEUE_RETRY_SECONDS,
-    listeners=[_CircuitLog()],
+    listeners=[
+        CircuitLog(
+            logger,
+            opened="The task queue is unreachable; background work is left to the periodic "
+            "catch-up, and queueing is tried again in %g s.",
+            closed="The task queue answers again.",
+        )
+    ],
     name="task queue",
 )
 
