@@ -211,4 +211,4 @@ def test_the_proposal_labels_are_those_of_the_fact_store() -> None:
     assert set(schema["source"]["enum"]) == set(Source.values)
     assert set(schema["sentiment"]["enum"]) == set(Sentiment.values)
     origins = {FactProposal(content="x", source=s).origin for s in Source.values}
-    assert origins == set(Origin.values) - {"merged"}
+    assert origins == set(Origin.values) - {"merged", "imported"}
