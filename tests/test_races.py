@@ -1,5 +1,7 @@
-"""Concurrent writers on one fact, against a real threaded server on SQLite (WAL): a
-deleted fact never comes back, and no lost update goes unreported."""
+"""Concurrent writers on one fact or one wiki page, against a real threaded server (on
+SQLite in WAL mode, or on PostgreSQL, whose writers do run side by side): a deleted row
+never comes back, a change of who may read a row is never undone by an edit made at the
+same moment, and no lost update goes unreported."""
 
 import threading
 from collections import Counter
@@ -10,7 +12,9 @@ import pytest
 
 from facts.models import Fact
 from facts.search import FACT_FTS, FACT_KEYS
-from teams.models import AuditEvent
+from teams.models import AuditEvent, Membership, Role
+from wiki.models import Page, PagePassage, PageRevision
+from wiki.search import PAGE_FTS
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -18,14 +22,35 @@ TRIALS = 10
 
 
 @pytest.fixture
-def api(live_server, make_token, owner):
-    _, secret = make_token(owner)
-    with httpx.Client(
-        base_url=f"{live_server.url}/api",
-        headers={"Authorization": f"Bearer {secret}"},
-        timeout=30,
-    ) as client:
-        yield client
+def api_of(live_server, make_token):
+    """An API client of the live server acting for ``user`` (through a token of theirs)."""
+    clients: list[httpx.Client] = []
+
+    def make(user) -> httpx.Client:
+        _, secret = make_token(user)
+        client = httpx.Client(
+            base_url=f"{live_server.url}/api",
+            headers={"Authorization": f"Bearer {secret}"},
+            timeout=30,
+        )
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def api(api_of, owner):
+    return api_of(owner)
+
+
+@pytest.fixture
+def team_admins(team, teammate):
+    """alice and bob both administer the team (alice's active team)."""
+    Membership.objects.filter(user=teammate, team=team).update(role=Role.ADMIN)
+    return team
 
 
 def at_once(*calls) -> list[httpx.Response]:
@@ -121,6 +146,79 @@ def test_merges_racing_a_delete_never_revive_the_deleted_fact(api):
             assert FACT_FTS.content_of(fact.pk) is not None
 
 
+# --- A change of who may read, or a delete, racing an edit by someone else ----------------
+
+
+def test_a_page_made_private_while_an_admin_edits_it_stays_private(
+    api_of, owner, teammate, team_admins
+):
+    alice, bob = api_of(owner), api_of(teammate)
+    for trial in range(TRIALS):
+        title = f"Failover {trial}"
+        text = "Promote the replica, then repoint the DNS name."
+        page_id = alice.put(
+            "/wiki", json={"title": title, "content": text, "visibility": "team"}
+        ).json()["id"]
+        private, edited = at_once(
+            partial(
+                alice.put, "/wiki", json={"title": title, "content": text, "visibility": "private"}
+            ),
+            partial(
+                bob.put, "/wiki", json={"title": title, "content": f"Ask bob first ({trial})."}
+            ),
+        )
+        assert private.status_code == 200, private.text
+        page = Page.objects.get(pk=page_id)
+        assert page.visibility == "private", (edited.status_code, edited.text)
+        # bob's edit came first (200), found the page no longer his to edit (409), or came
+        # after: alice's private page is not his to see, so his title is a new page of his.
+        assert edited.status_code in (200, 201, 409), edited.text
+        if edited.status_code == 201:
+            assert edited.json()["id"] != page_id
+            assert edited.json()["owner"] == "bob"
+        else:
+            assert Page.objects.filter(title=title).count() == 1
+        if edited.status_code == 409:
+            assert "Ask bob" not in page.content
+            assert "who may read or edit it" in edited.json()["detail"]
+        assert not any(
+            p["id"] == page_id for p in bob.get("/wiki", params={"limit": 200}).json()["items"]
+        )
+
+
+def test_a_page_deleted_while_someone_else_edits_it_stays_deleted(api_of, owner, teammate, team):
+    alice, bob = api_of(owner), api_of(teammate)  # bob is a member: he edits team pages' text
+    for trial in range(TRIALS):
+        title = f"Rollback {trial}"
+        page_id = alice.put(
+            "/wiki",
+            json={"title": title, "content": "Revert the release tag.", "visibility": "team"},
+        ).json()["id"]
+        slug = Page.objects.get(pk=page_id).slug
+        deleted, edited = at_once(
+            partial(alice.delete, f"/wiki/{slug}"),
+            partial(bob.put, "/wiki", json={"title": title, "content": f"Revert, then {trial}."}),
+        )
+        assert deleted.status_code == 204, deleted.text
+        # bob's edit came first (200), found the page deleted (404), or came after and
+        # wrote a page of his own under a new id (201).
+        assert edited.status_code in (200, 201, 404), edited.text
+        assert not Page.objects.filter(pk=page_id).exists()
+        assert not PageRevision.objects.filter(page_id=page_id).exists()
+        assert not PagePassage.objects.filter(page_id=page_id).exists()
+        assert PAGE_FTS.content_of(page_id) is None
+        if edited.status_code == 201:
+            assert edited.json()["id"] != page_id
+        else:
+            assert not Page.objects.filter(title=title).exists()
+        actions = list(
+            AuditEvent.objects.filter(target_type="wiki_page", target_id=str(page_id))
+            .order_by("created_at", "id")
+            .values_list("action", flat=True)
+        )
+        assert actions[-1] == "wiki.delete", actions
+
+
 # --- Every update service, handed a copy of a row deleted meanwhile ----------------------
 
 
@@ -137,7 +235,7 @@ def test_updates_of_a_row_deleted_meanwhile_answer_not_found_and_insert_nothing(
     from django.contrib.auth import get_user_model
 
     from memoryhub.engine.errors import NotFound
-    from teams.models import AgentToken, Membership
+    from teams.models import AgentToken
     from teams.services import (
         Actor,
         agent_token_revoke,

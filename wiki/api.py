@@ -52,8 +52,8 @@ def upsert_page(request: HttpRequest, payload: PageIn) -> Status:
     (200). A flagged page's content is not echoed back to an agent."""
     actor = Actor.from_request(request)
     result = services.wiki_page_upsert(actor=actor, **payload.dict())
-    page = selectors.wiki_page_get_visible(user=request.user, page_id=result.page.pk)
-    return Status(201 if result.created else 200, selectors.page_as_dict(page, actor=actor))
+    # The page as this write left it: another request may change or delete it next.
+    return Status(201 if result.created else 200, selectors.page_as_dict(result.page, actor=actor))
 
 
 @router.get("/search", response=SearchOut, auth=read_auth)
