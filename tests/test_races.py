@@ -149,6 +149,52 @@ def test_merges_racing_a_delete_never_revive_the_deleted_fact(api):
 # --- A change of who may read, or a delete, racing an edit by someone else ----------------
 
 
+def test_a_fact_made_private_while_an_admin_edits_it_stays_private(
+    api_of, owner, teammate, team_admins
+):
+    alice, bob = api_of(owner), api_of(teammate)
+    for trial in range(TRIALS):
+        fact_id = alice.post(
+            "/memories",
+            json={"content": f"Trial {trial}: the VPN key rotates monthly", "visibility": "team"},
+        ).json()["id"]
+        assert Fact.objects.get(pk=fact_id).visibility == "team"
+        url = f"/memories/{fact_id}"
+        private, edited = at_once(
+            partial(alice.patch, url, json={"visibility": "private"}),
+            partial(bob.patch, url, json={"content": f"Trial {trial}: the VPN key rotates weekly"}),
+        )
+        assert private.status_code == 200, private.text
+        # bob edits before it is private (200) or finds it gone from his view (404).
+        assert edited.status_code in (200, 404), edited.text
+        fact = Fact.objects.get(pk=fact_id)
+        assert fact.visibility == "private"
+        assert ("weekly" in fact.content) == (edited.status_code == 200)
+        assert bob.get(url).status_code == 404
+
+
+def test_a_fact_deleted_while_someone_else_edits_it_stays_deleted(
+    api_of, owner, teammate, team_admins
+):
+    alice, bob = api_of(owner), api_of(teammate)
+    for trial in range(TRIALS):
+        fact_id = alice.post(
+            "/memories",
+            json={"content": f"Trial {trial}: backups run at midnight", "visibility": "team"},
+        ).json()["id"]
+        url = f"/memories/{fact_id}"
+        deleted, edited = at_once(
+            partial(alice.delete, url),
+            partial(bob.patch, url, json={"content": f"Trial {trial}: backups run at noon"}),
+        )
+        assert deleted.status_code == 204, deleted.text
+        assert edited.status_code in (200, 404), edited.text
+        assert not Fact.objects.filter(pk=fact_id).exists()
+        assert FACT_FTS.content_of(fact_id) is None
+        assert not FACT_KEYS.keys_of([fact_id])
+        assert alice.get(url).status_code == 404
+
+
 def test_a_page_made_private_while_an_admin_edits_it_stays_private(
     api_of, owner, teammate, team_admins
 ):
