@@ -5,10 +5,13 @@ same moment, and no lost update goes unreported."""
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import httpx
 import pytest
+from django.db import connections
 
 from facts.models import Fact
 from facts.search import FACT_FTS, FACT_KEYS
@@ -53,21 +56,28 @@ def team_admins(team, teammate):
     return team
 
 
-def at_once(*calls) -> list[httpx.Response]:
-    """Run the calls on threads released together; their responses in order."""
+def at_once(*calls: Callable[[], Any]) -> list[Any]:
+    """Run the calls on threads released together: what each returned, or the
+    exception it raised, in order. A call that uses the database does so on its
+    thread's own connection, in its own transactions, closed after it."""
     barrier = threading.Barrier(len(calls))
-    responses: list[httpx.Response | None] = [None] * len(calls)
+    results: list[Any] = [None] * len(calls)
 
-    def run(index: int, call) -> None:
+    def run(index: int, call: Callable[[], Any]) -> None:
         barrier.wait()
-        responses[index] = call()
+        try:
+            results[index] = call()
+        except Exception as exc:
+            results[index] = exc
+        finally:
+            connections.close_all()
 
     threads = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(calls)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    return responses
+    return results
 
 
 def test_a_fact_deleted_while_it_is_edited_never_comes_back(api):
@@ -263,6 +273,51 @@ def test_a_page_deleted_while_someone_else_edits_it_stays_deleted(api_of, owner,
             .values_list("action", flat=True)
         )
         assert actions[-1] == "wiki.delete", actions
+
+
+def test_a_bulk_delete_racing_the_owners_edits_removes_and_restores_what_it_saw(
+    owner, teammate, team_admins, remember
+):
+    from facts.services.curation import facts_bulk_change, facts_bulk_undo
+    from facts.services.update import fact_delete, fact_update
+    from memoryhub.engine.errors import NotFound
+    from teams.services import Actor
+
+    alice, bob = Actor(user=owner), Actor(user=teammate)
+    for trial in range(TRIALS):
+        # alice makes her fact private while bob, an admin of its team, deletes it with
+        # others he ticked: he deletes it before (her change finds it gone) or it is no
+        # longer his to delete.
+        fact = remember(owner, f"Trial {trial}: the rota starts on Monday", visibility="team")
+        private, outcome = at_once(
+            partial(fact_update, actor=alice, fact=fact, changes={"visibility": "private"}),
+            partial(facts_bulk_change, actor=bob, fact_ids=[fact.pk], action="delete"),
+        )
+        if isinstance(private, NotFound):
+            assert outcome.changed == [fact.pk]
+            assert not Fact.objects.filter(pk=fact.pk).exists()
+        else:
+            assert not isinstance(private, Exception), private
+            assert (outcome.changed, outcome.refused) == ([], [fact.pk])
+            assert Fact.objects.get(pk=fact.pk).visibility == "private"
+
+        # alice rewords a fact while bob deletes it; his undo brings back the fact he
+        # deleted: with her words if her change came first.
+        fact = remember(owner, f"Trial {trial}: the pager rotates weekly", visibility="team")
+        reworded = f"Trial {trial}: the pager rotates every Tuesday"
+        edited, outcome = at_once(
+            partial(fact_update, actor=alice, fact=fact, changes={"content": reworded}),
+            partial(facts_bulk_change, actor=bob, fact_ids=[fact.pk], action="delete"),
+        )
+        assert outcome.changed == [fact.pk]
+        assert isinstance(edited, Fact | NotFound), edited
+        assert facts_bulk_undo(actor=bob, undo_id=outcome.undo.pk).restored == [fact.pk]
+        restored = Fact.objects.get(pk=fact.pk)
+        assert restored.content == (fact.content if isinstance(edited, NotFound) else reworded)
+        assert FACT_FTS.content_of(fact.pk)[0] == restored.content
+        # Out of the next trial's way: its facts would repeat these.
+        for pk in Fact.objects.filter(owner=owner).values_list("pk", flat=True):
+            fact_delete(actor=alice, fact=Fact.objects.get(pk=pk))
 
 
 # --- Every update service, handed a copy of a row deleted meanwhile ----------------------
