@@ -205,6 +205,24 @@ def test_a_fact_deleted_while_someone_else_edits_it_stays_deleted(
         assert alice.get(url).status_code == 404
 
 
+def test_a_fact_forgotten_while_it_is_edited_stays_forgotten(api):
+    for trial in range(TRIALS):
+        fact_id = api.post(
+            "/memories", json={"content": f"Trial {trial}: my old badge number is 4{trial}17"}
+        ).json()["id"]
+        url = f"/memories/{fact_id}"
+        forgotten, edited = at_once(
+            partial(api.post, "/forget", json={"topic": "my old badge", "ids": [fact_id]}),
+            partial(api.patch, url, json={"content": f"Trial {trial}: my badge is 5{trial}17"}),
+        )
+        assert forgotten.status_code == 200, forgotten.text
+        assert forgotten.json()["fact_ids"] == [fact_id]
+        assert edited.status_code in (200, 404), edited.text
+        assert not Fact.objects.filter(pk=fact_id).exists()
+        assert FACT_FTS.content_of(fact_id) is None
+        assert not FACT_KEYS.keys_of([fact_id])
+
+
 def test_a_page_made_private_while_an_admin_edits_it_stays_private(
     api_of, owner, teammate, team_admins
 ):
