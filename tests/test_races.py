@@ -349,10 +349,12 @@ def _stale(instance):
 
 
 def test_updates_of_a_row_deleted_meanwhile_answer_not_found_and_insert_nothing(
-    owner, teammate, staff, team, make_token
+    owner, teammate, staff, team, make_token, settings, tmp_path
 ):
     from django.contrib.auth import get_user_model
 
+    from codegraph.models import CodeProject
+    from codegraph.services import code_project_register, code_project_rescan
     from memoryhub.engine.errors import NotFound
     from teams.models import AgentToken
     from teams.services import (
@@ -372,12 +374,15 @@ def test_updates_of_a_row_deleted_meanwhile_answer_not_found_and_insert_nothing(
     token, _ = make_token(owner)
     membership = Membership.objects.get(user=teammate, team=team)
     doomed = get_user_model().objects.create_user(username="erin", password="x" * 12)
+    settings.CODEGRAPH_ALLOWED_ROOTS = [str(tmp_path)]
+    project = code_project_register(actor=admin, name="shop", path=str(tmp_path))
 
     updates = [
         lambda: wiki_page_approve(actor=admin, page=_stale(page)),
         lambda: membership_set_role(actor=admin, membership=_stale(membership), role="admin"),
         lambda: user_set_active(actor=Actor(user=staff), user=_stale(doomed), active=False),
         lambda: agent_token_revoke(actor=admin, token=_stale(token)),
+        lambda: code_project_rescan(actor=admin, code_project=_stale(project)),
     ]
     for update in updates:
         with pytest.raises(NotFound):
@@ -386,3 +391,28 @@ def test_updates_of_a_row_deleted_meanwhile_answer_not_found_and_insert_nothing(
     assert not Membership.objects.filter(pk=membership.pk).exists()
     assert not get_user_model().objects.filter(pk=doomed.pk).exists()
     assert not AgentToken.objects.filter(pk=token.pk).exists()
+    assert not CodeProject.objects.filter(pk=project.pk).exists()
+
+
+def test_deletes_of_a_row_deleted_meanwhile_answer_not_found_and_audit_nothing(
+    owner, settings, tmp_path
+):
+    from codegraph.services import code_project_delete, code_project_register
+    from memoryhub.engine.errors import NotFound
+    from teams.services import Actor
+    from wiki.services import wiki_page_delete, wiki_page_upsert
+
+    admin = Actor(user=owner)
+    page = wiki_page_upsert(actor=admin, title="Runbook", content="Restart the canary.").page
+    settings.CODEGRAPH_ALLOWED_ROOTS = [str(tmp_path)]
+    project = code_project_register(actor=admin, name="shop", path=str(tmp_path))
+
+    deletes = [
+        lambda: wiki_page_delete(actor=admin, page=_stale(page)),
+        lambda: code_project_delete(actor=admin, code_project=_stale(project)),
+    ]
+    for delete in deletes:
+        with pytest.raises(NotFound):
+            delete()
+    deleted = AuditEvent.objects.filter(action__in=["wiki.delete", "codegraph.project.delete"])
+    assert not deleted.exists()
