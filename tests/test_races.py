@@ -395,24 +395,46 @@ def test_updates_of_a_row_deleted_meanwhile_answer_not_found_and_insert_nothing(
 
 
 def test_deletes_of_a_row_deleted_meanwhile_answer_not_found_and_audit_nothing(
-    owner, settings, tmp_path
+    owner, teammate, team, settings, tmp_path
 ):
     from codegraph.services import code_project_delete, code_project_register
     from memoryhub.engine.errors import NotFound
-    from teams.services import Actor
+    from teams.services import Actor, membership_remove
     from wiki.services import wiki_page_delete, wiki_page_upsert
 
     admin = Actor(user=owner)
     page = wiki_page_upsert(actor=admin, title="Runbook", content="Restart the canary.").page
     settings.CODEGRAPH_ALLOWED_ROOTS = [str(tmp_path)]
     project = code_project_register(actor=admin, name="shop", path=str(tmp_path))
+    membership = Membership.objects.get(user=teammate, team=team)
 
     deletes = [
         lambda: wiki_page_delete(actor=admin, page=_stale(page)),
         lambda: code_project_delete(actor=admin, code_project=_stale(project)),
+        lambda: membership_remove(actor=admin, membership=_stale(membership)),
     ]
     for delete in deletes:
         with pytest.raises(NotFound):
             delete()
-    deleted = AuditEvent.objects.filter(action__in=["wiki.delete", "codegraph.project.delete"])
+    deleted = AuditEvent.objects.filter(
+        action__in=["wiki.delete", "codegraph.project.delete", "membership.remove"]
+    )
     assert not deleted.exists()
+
+
+def test_an_alias_removed_twice_at_once_is_removed_and_audited_once(owner):
+    from concepts.services import concept_alias_create, concept_alias_delete
+    from memoryhub.engine.errors import NotFound
+    from teams.services import Actor
+
+    alice = Actor(user=owner)
+    for trial in range(TRIALS):
+        alias = concept_alias_create(actor=alice, alias=f"k{trial}s", target="Kubernetes")
+        first, second = at_once(
+            partial(concept_alias_delete, actor=alice, alias_id=alias.pk),
+            partial(concept_alias_delete, actor=alice, alias_id=alias.pk),
+        )
+        # One removes it; the other finds it gone.
+        assert [r for r in (first, second) if not isinstance(r, NotFound)] == [None]
+        events = AuditEvent.objects.filter(action="concepts.alias_delete", target_id=str(alias.pk))
+        assert events.count() == 1
