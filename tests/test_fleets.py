@@ -120,9 +120,7 @@ def test_asking_for_another_fleet_scores_it_as_another(fleets):
         {"tier": "skill", "fleet": "operate", "scope": "cross", "justification": "handover"},
     ).json()
     items = {item["snippet"]: item["score"] for item in across["items"]}
-    plain = post(
-        fleets["operate"], "/api/recall/tiered", {"tier": "skill", "query": ""}
-    ).json()
+    plain = post(fleets["operate"], "/api/recall/tiered", {"tier": "skill", "query": ""}).json()
     theirs = {item["snippet"]: item["score"] for item in plain["items"]}
     assert theirs[OPERATE] - items[OPERATE] == pytest.approx(0.15 * 0.5, abs=0.02)
 
