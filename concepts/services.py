@@ -390,7 +390,13 @@ def concept_alias_delete(*, actor: Actor, alias_id: int) -> None:
     actor.require_scope("write")
     if not 0 < alias_id <= MAX_ID:
         raise NotFound(f"No alias {alias_id}.")
-    row = Alias.objects.visible_to(actor.user).filter(pk=alias_id).first()
+    # Locked: of two removals at once, the second finds it gone (and audits nothing).
+    row = (
+        Alias.objects.visible_to(actor.user)
+        .select_for_update(of=("self",))
+        .filter(pk=alias_id)
+        .first()
+    )
     if row is None:
         raise NotFound(f"No alias {alias_id}.")
     if not row.is_editable_by(actor.user):

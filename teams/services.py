@@ -220,9 +220,11 @@ def membership_set_role(*, actor: Actor, membership: Membership, role: str) -> M
 
 @transaction.atomic
 def membership_remove(*, actor: Actor, membership: Membership) -> None:
-    """Remove a member; their active team is cleared if it was this one."""
+    """Remove a member; their active team is cleared if it was this one. Removing one
+    who left meanwhile is not found (and audited once, by whoever removed them)."""
     if not can_manage_team(user=actor.user, team=membership.team):
         raise Forbidden("Only staff and the team's admins can manage its members.")
+    membership = row_for_update(membership, missing="This person left the team meanwhile.")
     MemorySettings.objects.filter(user=membership.user, active_team=membership.team).update(
         active_team=None
     )

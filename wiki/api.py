@@ -49,11 +49,13 @@ def list_pages(request: HttpRequest, filters: Query[ListFilters]) -> dict[str, A
 @router.put("", response={200: PageOut, 201: PageOut}, auth=write_auth)
 def upsert_page(request: HttpRequest, payload: PageIn) -> Status:
     """Create a page (201) or update the page with the same title in the same project
-    (200). A flagged page's content is not echoed back to an agent."""
+    (200). A flagged page's content is not echoed back to an agent. 404 if the page was
+    deleted while the edit was saved, 409 if it was made a page you may no longer edit
+    (its owner made it private, say): nothing is saved."""
     actor = Actor.from_request(request)
     result = services.wiki_page_upsert(actor=actor, **payload.dict())
-    page = selectors.wiki_page_get_visible(user=request.user, page_id=result.page.pk)
-    return Status(201 if result.created else 200, selectors.page_as_dict(page, actor=actor))
+    # The page as this write left it: another request may change or delete it next.
+    return Status(201 if result.created else 200, selectors.page_as_dict(result.page, actor=actor))
 
 
 @router.get("/search", response=SearchOut, auth=read_auth)

@@ -48,6 +48,22 @@ from wiki.models import (
 from wiki.search import PAGE_FTS, PASSAGE_VECTORS, fts_values, page_passages
 
 MAX_PROJECT_CHARS = 200
+# What an edit of a page writes: its text and scope, and the verdict and approval of it.
+EDITED_FIELDS = (
+    "title",
+    "content",
+    "tags",
+    "kind",
+    "team",
+    "visibility",
+    "findings",
+    "flagged",
+    "scanner_version",
+    "approved_by",
+    "approved_at",
+    "content_hash",
+    "updated_at",
+)
 _KIND_RE = re.compile(KIND_PATTERN)
 
 
@@ -179,7 +195,7 @@ def _page_for_write(*, actor: Actor, project: str, slug: str) -> Page | None:
     )
     for other in others:
         if other.can_be_edited_by(actor.user):
-            return other
+            return _still_editable(actor=actor, page=other)
     blocking = others.first()
     if blocking is not None:
         where = f"project '{project}'" if project else "the organisation pages"
@@ -190,6 +206,21 @@ def _page_for_write(*, actor: Actor, project: str, slug: str) -> Page | None:
             extra={"slug": slug, "page_id": blocking.pk},
         )
     return None
+
+
+def _still_editable(*, actor: Actor, page: Page) -> Page:
+    """``page``, found without a lock, re-read under one. Its owner may have deleted it
+    (404) or made it a page the writer may no longer edit (409) in the meantime: the
+    write never brings it back, nor undoes a change of who may read it."""
+    current = row_for_update(
+        page, missing=f"The page '{page.title}' was deleted while you saved it; nothing was saved."
+    )
+    if not current.can_be_edited_by(actor.user):
+        raise Conflict(
+            f"The page '{page.title}' changed who may read or edit it while you saved it; "
+            "nothing was saved. Read it again."
+        )
+    return current
 
 
 def _scan_ahead(content: str) -> None:
@@ -352,7 +383,9 @@ def _page_upsert(
         page.approved_by, page.approved_at = None, None
     page.content_hash = page.fingerprint()
     page.updated_at = now
-    page.save()
+    # The row is locked (``_page_for_write``): it cannot be deleted meanwhile, and only
+    # what an edit may change is written.
+    page.save(update_fields=EDITED_FIELDS)
     _after_save(actor=actor, page=page, action="wiki.update")
     return WriteResult(page=page, created=False, changed=True)
 
@@ -505,7 +538,10 @@ def _reject(*, actor: Actor, page: Page) -> Rejection:
 
 @transaction.atomic
 def wiki_page_delete(*, actor: Actor, page: Page) -> None:
-    """Delete a page the actor may edit, with its revisions and index entry; audited."""
+    """Delete a page the actor may edit, with its revisions and index entry; audited.
+    The page is re-read under a lock first: a page deleted meanwhile is not found, and
+    no edit adds a revision or a passage to it while it goes."""
+    page = _locked(page)
     if not page.is_editable_by(actor.user):
         raise Forbidden("Only the page's owner or an admin of its team can delete it.")
     page_id = page.pk

@@ -117,7 +117,7 @@ def wiki_write(actor: Actor, args: WikiWriteArguments) -> ToolAnswer:
         project=args.project or "",
         visibility=args.visibility,
     )
-    page = selectors.wiki_page_get_visible(user=actor.user, page_id=result.page.pk)
+    page = result.page  # as this write left it: another may change or delete it next
     data = {
         **selectors.page_as_dict(page, actor=actor),
         "created": result.created,

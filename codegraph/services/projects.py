@@ -13,6 +13,7 @@ from codegraph.models import CallRef, CodeProject, ImportRef, ScanState, SourceF
 from codegraph.search import SYMBOL_FTS
 from memoryhub.engine.cleaning import clean_name
 from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput
+from memoryhub.engine.locking import row_for_update
 from teams.models import Membership, Visibility
 from teams.services import Actor, audit_log, scope_for_new_row
 
@@ -232,11 +233,10 @@ def _scan_queue(*, actor: Actor, code_project: CodeProject) -> None:
 
 def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProject:
     """Queue a new scan of an existing project (its owner or a team admin only)."""
-    if not code_project.is_editable_by(actor.user):
-        raise Forbidden("Only the project's owner or a team admin can scan it.")
-
     with transaction.atomic():
-        locked = CodeProject.objects.select_for_update(of=("self",)).get(pk=code_project.pk)
+        locked = row_for_update(code_project, missing="This project was deleted meanwhile.")
+        if not locked.is_editable_by(actor.user):
+            raise Forbidden("Only the project's owner or a team admin can scan it.")
         if locked.is_scanning:
             return locked
         locked.state = ScanState.QUEUED
@@ -248,10 +248,13 @@ def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProje
 
 
 def code_project_delete(*, actor: Actor, code_project: CodeProject) -> None:
-    """Delete a project and its whole index (rows and FTS entries); audited."""
-    if not code_project.is_editable_by(actor.user):
-        raise Forbidden("Only the project's owner or a team admin can delete it.")
+    """Delete a project and its whole index (rows and FTS entries); audited. The
+    project is locked first: a running scan adds no file to it while it goes (the scan
+    finds it gone and stops), and a project deleted meanwhile is not found."""
     with transaction.atomic():
+        code_project = row_for_update(code_project, missing="This project was deleted meanwhile.")
+        if not code_project.is_editable_by(actor.user):
+            raise Forbidden("Only the project's owner or a team admin can delete it.")
         _index_clear(code_project.pk)
         audit_log(
             actor=actor,

@@ -23,6 +23,7 @@ from facts.services.update import fact_update
 from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import ApplicationError, Conflict, InvalidInput, NotFound
+from memoryhub.engine.locking import writes_serialise
 from teams.models import AgentToken, Visibility
 from teams.services import Actor, audit_log_many
 
@@ -79,6 +80,9 @@ def facts_bulk_change(
     fact_undo_purge()
     outcome = BulkOutcome(action=action)
     with transaction.atomic():
+        # What is decided next (who may change which fact, what a delete keeps for its
+        # undo) is read after every other writer of these facts is done.
+        _facts_lock(ids)
         found = Fact.objects.visible_to(actor.user).select_related("owner").in_bulk(ids)
         editable = fact_ids_editable(user=actor.user, facts=found.values())
         facts = [found[i] for i in ids if i in editable]
@@ -110,6 +114,17 @@ def facts_bulk_change(
                 actor=actor, kind=UndoKind.ARCHIVE, payload={"statuses": previous}
             )
     return outcome
+
+
+def _facts_lock(ids: Sequence[int]) -> None:
+    """Hold until the transaction ends the rows of these facts, after their owners'
+    write locks (the order in which a single edit takes them, so neither waits on the
+    other in a circle)."""
+    owners = Fact.objects.filter(pk__in=ids).values_list("owner_id", flat=True).distinct()
+    for owner_id in sorted(set(owners)):
+        writes_serialise("facts", owner_id)
+    rows = Fact.objects.select_for_update(of=("self",)).filter(pk__in=ids).order_by("pk")
+    list(rows.values_list("pk", flat=True))
 
 
 def _bulk_delete(*, actor: Actor, facts: list[Fact]) -> tuple[list[int], FactUndo | None]:
@@ -196,7 +211,9 @@ def facts_bulk_undo(*, actor: Actor, undo_id: int) -> UndoOutcome:
 
 def _archive_undo(*, actor: Actor, statuses: dict[str, str]) -> UndoOutcome:
     outcome = UndoOutcome(kind=UndoKind.ARCHIVE)
-    found = Fact.objects.in_bulk([int(i) for i in statuses])
+    ids = [int(i) for i in statuses]
+    _facts_lock(ids)  # a fact deleted or changed meanwhile is left as it is
+    found = Fact.objects.in_bulk(ids)
     for key, status in statuses.items():
         fact = found.get(int(key))
         if fact is None or fact.status != Status.ARCHIVED or not fact.is_editable_by(actor.user):

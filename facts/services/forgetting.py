@@ -15,6 +15,7 @@ from facts.services.embedding import queue_embedding
 from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import Forbidden
+from memoryhub.engine.locking import writes_serialise
 from teams.services import Actor
 
 
@@ -48,6 +49,9 @@ def facts_forget(*, actor: Actor, fact_ids: Sequence[int]) -> ForgetOutcome:
     their earlier wordings (merge parents), their vectors, full-text rows and keys; a
     summary or profile that drew on them is rebuilt from its remaining sources, or
     deleted when none remain. The caller purges the indexes' pages afterwards."""
+    # After this owner's other writers (an edit of a fact being forgotten among them),
+    # never beside them: both rewrite the facts' index rows.
+    writes_serialise("facts", actor.user.pk)
     asked = list(dict.fromkeys(fact_ids))
     allowed = set(
         Fact.objects.owned_by(actor.user).filter(pk__in=asked).values_list("pk", flat=True)
