@@ -384,21 +384,16 @@ def concept_alias_create(
     team: str | int | None = None,
 ) -> Alias:
     """Merge the entity named ``alias`` into the one named ``target`` for the facts of
-    the alias's scope (the actor's default visibility and team unless given)."""
+    the alias's scope (the actor's default visibility and team unless given). Anyone
+    adds a private alias; a team alias takes an admin of the team, a global one staff
+    (``Alias.may_be_added_by``): others are refused, whatever their default scope."""
     actor.require_scope("write")
     alias_name, alias_key = _alias_name(alias, "alias")
     target_name, target_key = _alias_name(target, "target")
     if alias_key == target_key:
         raise InvalidInput(f"{alias_name!r} and {target_name!r} are already one name.")
     scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility)
-    same_scope = Alias.objects.filter(_scope_q(scope))
-    if same_scope.filter(alias_key=alias_key).exists():
-        raise InvalidInput(f"{alias_name!r} is already an alias in this scope.")
-    if same_scope.filter(alias_key=target_key).exists():
-        raise InvalidInput(f"{target_name!r} is itself an alias: name what it stands for.")
-    if same_scope.filter(target_key=alias_key).exists():
-        raise InvalidInput(f"Other names are aliases of {alias_name!r}: it cannot be one too.")
-    row = Alias.objects.create(
+    row = Alias(
         owner=scope["owner"],
         team=scope["team"],
         visibility=scope["visibility"],
@@ -408,6 +403,24 @@ def concept_alias_create(
         target_key=target_key,
         target_name=target_name,
     )
+    if not row.may_be_added_by(actor.user):
+        audience = (
+            "everyone's graph: only staff add one"
+            if row.visibility == Visibility.GLOBAL
+            else f"the graph of every member of {row.team.name}: only its admins add one"
+        )
+        raise Forbidden(
+            f"A {row.visibility} alias merges names in {audience}. Add it as private "
+            "(visibility private) to merge them in your own graph."
+        )
+    same_scope = Alias.objects.filter(_scope_q(scope))
+    if same_scope.filter(alias_key=alias_key).exists():
+        raise InvalidInput(f"{alias_name!r} is already an alias in this scope.")
+    if same_scope.filter(alias_key=target_key).exists():
+        raise InvalidInput(f"{target_name!r} is itself an alias: name what it stands for.")
+    if same_scope.filter(target_key=alias_key).exists():
+        raise InvalidInput(f"Other names are aliases of {alias_name!r}: it cannot be one too.")
+    row.save(force_insert=True)
     _graph_rows_write(fact_ids=_facts_mentioning({alias_key}))
     audit_log(
         actor=actor,

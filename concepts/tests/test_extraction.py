@@ -18,11 +18,11 @@ from facts.models import Fact
 from facts.services.create import fact_bulk_create, fact_create
 from facts.services.update import fact_delete, fact_update
 from memoryhub.engine.config import memory_config_get
-from memoryhub.engine.errors import InvalidInput, NotFound
+from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.engine.llm import ChatModelError
 from memoryhub.engine.llm.tests.conftest import completion, serve, user_data  # noqa: F401
 from memoryhub.engine.models import MemoryConfig
-from teams.services import Actor
+from teams.services import Actor, memory_settings_update
 
 pytestmark = pytest.mark.django_db
 
@@ -186,6 +186,61 @@ def test_an_alias_of_an_alias_is_refused(owner):
         concept_alias_create(actor=Actor(user=owner), alias="kube", target="k8s")
     with pytest.raises(InvalidInput, match="already an alias"):
         concept_alias_create(actor=Actor(user=owner), alias="K8s", target="Nomad")
+
+
+def test_a_staffs_global_alias_merges_names_in_every_graph(staff, owner, outsider, remember):
+    remember(owner, "K8s runs on AWS.", visibility="private")
+    remember(outsider, "Kubernetes depends on etcd.", visibility="global")
+
+    concept_alias_create(
+        actor=Actor(user=staff), alias="k8s", target="Kubernetes", visibility="global"
+    )
+
+    # One entity of both names in Alice's graph; the outsider's holds the global fact.
+    assert edges(owner, "k8s") == {("K8s", "runs_on", "AWS"), ("K8s", "depends_on", "etcd")}
+    assert edges(outsider, "k8s") == {("Kubernetes", "depends_on", "etcd")}
+
+
+@pytest.mark.parametrize("default", [False, True])
+def test_only_staff_add_a_global_alias(owner, remember, default):
+    remember(owner, "K8s runs on AWS.", visibility="private")
+    if default:
+        memory_settings_update(
+            actor=Actor(user=owner), active_team=None, default_visibility="global"
+        )
+
+    with pytest.raises(Forbidden, match="only staff"):
+        concept_alias_create(
+            actor=Actor(user=owner),
+            alias="k8s",
+            target="Kubernetes",
+            visibility=None if default else "global",
+        )
+    assert not Alias.objects.exists()
+    assert edges(owner, "k8s") == {("K8s", "runs_on", "AWS")}
+
+
+def test_only_an_admin_of_the_team_adds_a_team_alias(owner, teammate, team, remember):
+    remember(owner, "K8s runs on AWS.", visibility="team")
+    remember(teammate, "Kubernetes depends on etcd.", visibility="team", team=team.pk)
+
+    with pytest.raises(Forbidden, match="only its admins"):
+        concept_alias_create(
+            actor=Actor(user=teammate),
+            alias="kubernetes",
+            target="K8s",
+            visibility="team",
+            team=team.pk,
+        )
+    assert not Alias.objects.exists()
+    assert edges(teammate, "k8s") == {("K8s", "runs_on", "AWS")}
+
+    concept_alias_create(
+        actor=Actor(user=owner), alias="k8s", target="Kubernetes", visibility="team"
+    )
+
+    for user in (owner, teammate):
+        assert concept_entity_find_visible(user=user, name="k8s").mentions == 2
 
 
 # --- Through a chat model -----------------------------------------------------------------
