@@ -114,7 +114,7 @@ def concept_facts_extract(
             done += len(batch)
             if progress is not None:
                 progress(done, len(ids))
-    if progress is not None:
+    if progress is not None and ids:
         progress(len(ids), len(ids))
     return outcome
 
