@@ -171,7 +171,9 @@ def aliases(request: HttpRequest, limit: int = 50, offset: int = 0) -> dict[str,
 def alias_create(request: HttpRequest, payload: AliasIn) -> Status:
     """Merge the entity `alias` names into `target` for the facts of the alias's
     visibility (yours by default): a private alias for your private facts, a team
-    alias for the team's facts, a global one for all."""
+    alias for the team's facts, a global one for all. Your graph follows only the
+    aliases you chose to trust, so a team alias takes an admin of the team and a
+    global one staff: 403 for anyone else (add it as private)."""
     row = services.concept_alias_create(
         actor=Actor.from_request(request),
         alias=payload.alias,

@@ -9,10 +9,11 @@ computed from the facts visible to them. Deleting a fact deletes its rows (the f
 keys cascade); an entity no fact mentions any more is pruned with them.
 """
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import models
 from django.utils import timezone
 
-from teams.models import ScopedModel
+from teams.models import Membership, Role, ScopedModel, Visibility
 
 # The entity types of the chat-model schemas (``memoryhub.engine.llm.schemas.EntityType``).
 ENTITY_TYPES = ("person", "organisation", "project", "tool", "place", "concept", "other")
@@ -101,7 +102,8 @@ class Alias(ScopedModel):
     """Another name of an entity ("k8s" for "kubernetes"), merged into it for the facts
     of its own scope: a global alias for every fact, a team alias for that team's team
     facts, a private one for its owner's private facts. So an alias never changes what
-    anyone outside its audience sees."""
+    anyone outside its audience sees, and inside it only one its readers trust may be
+    made (``may_be_added_by``)."""
 
     alias_key = models.CharField(max_length=NAME_LENGTH)
     alias_name = models.CharField(max_length=NAME_LENGTH)
@@ -121,3 +123,16 @@ class Alias(ScopedModel):
 
     def __str__(self) -> str:
         return f"{self.alias_name} -> {self.target_name}"
+
+    def may_be_added_by(self, user: AbstractBaseUser) -> bool:
+        """Whether ``user`` may add this alias: an alias rewrites the graph of everyone
+        it applies to, so each reader's graph follows only the aliases they chose to
+        trust: their own private ones, their teams' made by an admin of the team, and
+        global ones made by staff."""
+        if self.visibility == Visibility.GLOBAL:
+            return bool(user.is_staff)
+        if self.visibility == Visibility.TEAM:
+            return Membership.objects.filter(
+                user_id=user.pk, team_id=self.team_id, role=Role.ADMIN
+            ).exists()
+        return True

@@ -10,6 +10,8 @@ from .models import NAME_LENGTH
 
 # The user who wrote a fact: one node per person, never one "user" for everyone.
 USER_NAME = "user"
+_WORD = re.compile(r"\w+")
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
 _DETERMINER = re.compile(r"^(?:the|a|an|our|my|their|his|her|its)\s+", re.IGNORECASE)
 _EDGE_PUNCTUATION = "\"'`\u201c\u201d\u2018\u2019()[]{}<>.,;:!?*_~"
 
@@ -47,3 +49,32 @@ def entity_key(name: str) -> str:
 def user_key(owner_id: int) -> str:
     """The key of the person who wrote the facts of ``owner_id``."""
     return f"@user:{owner_id}"
+
+
+def _words(text: str) -> list[str]:
+    # Case-folded words without a possessive ending, each made singular, split at
+    # anything not a letter or digit ("Node.js" is "node" and "js").
+    folded = unicodedata.normalize("NFKC", UNSTORABLE.sub("", text)).casefold()
+    words = _WORD.findall(_POSSESSIVE.sub("", folded))
+    return [_singular(word, last_of_several=True) for word in words]
+
+
+def _unspaced(name: str) -> bool:
+    # Written in a script that puts no spaces between words (Chinese, Japanese, Thai...).
+    return any(unicodedata.east_asian_width(c) in "WF" or "\u0e00" <= c <= "\u109f" for c in name)
+
+
+def name_stated_in(name: str, text: str) -> bool:
+    """Whether ``text`` names ``name``: its words, in order, ignoring case, a leading
+    determiner, plurals and possessives ("the billing services" in "Our billing
+    service's queue"). "user" is the writer of the text, named or not."""
+    if name.strip().casefold() == USER_NAME:
+        return True
+    wanted = _words(entity_key(name))
+    if not wanted:
+        return False
+    words = _words(text)
+    size = len(wanted)
+    if any(words[at : at + size] == wanted for at in range(len(words) - size + 1)):
+        return True
+    return _unspaced(name) and "".join(wanted) in "".join(words)

@@ -2,9 +2,11 @@
 and build that keep the graph in step with the fact store, aliases, and pruning.
 
 Extraction asks the configured chat model (or the offline rules when none is set) for
-the triples of a batch of facts, outside any transaction, then writes each fact's rows
-in one transaction, unless the fact changed or went meanwhile. What the provider said
-is kept per fact (``FactExtraction``), so aliases re-apply without asking it again.
+the triples of a batch of facts of one scope (owner, visibility, team, fleet), outside
+any transaction, keeps the triples whose ends the fact they cite names, then writes each
+fact's rows in one transaction, unless the fact changed or went meanwhile. What the
+provider said is kept per fact (``FactExtraction``), so aliases re-apply without asking
+it again.
 """
 
 from collections.abc import Callable, Iterable, Sequence
@@ -26,7 +28,7 @@ from teams.models import Visibility
 from teams.services import Actor, audit_log, scope_for_new_row
 
 from .models import NAME_LENGTH, Alias, Entity, FactExtraction, Mention, Triple
-from .normalise import USER_NAME, entity_key, user_key
+from .normalise import USER_NAME, entity_key, name_stated_in, user_key
 
 # Facts per request to the provider.
 EXTRACT_BATCH = 20
@@ -66,6 +68,17 @@ class ExtractOutcome:
         return {"facts": self.facts, "triples": self.triples, "provider": self.provider}
 
 
+def _scope_batches(rows: Sequence[tuple]) -> Iterable[Sequence[tuple]]:
+    """``rows`` (pk, content, updated_at, owner, visibility, team, fleet) in batches of
+    one scope each: a model never reads a fact beside one its readers may not read, so
+    nothing it answers about one can come from the other."""
+    scopes: dict[tuple, list[tuple]] = {}
+    for row in rows:
+        scopes.setdefault(row[3:], []).append(row)
+    for scoped in scopes.values():
+        yield from _chunks(scoped, EXTRACT_BATCH)
+
+
 def concept_facts_extract(
     *,
     fact_ids: Sequence[int],
@@ -73,58 +86,75 @@ def concept_facts_extract(
     progress: Callable[[int, int], None] | None = None,
 ) -> ExtractOutcome:
     """Extract the triples of these facts (raw facts not yet extracted at their current
-    version; others are skipped) and write them with their mentions. A chat model
-    failure raises (nothing of that batch is written; a later run tries again)."""
+    version; others are skipped) and write them with their mentions. Facts are sent to
+    the provider in batches of one owner, visibility, team and fleet, and a triple is
+    kept only if the fact it cites names both its ends. A chat model failure raises
+    (nothing of that batch is written; a later run tries again)."""
     Fact = fact_model()
     ids = list(dict.fromkeys(fact_ids))
     outcome = ExtractOutcome()
-    for done, chunk in enumerate(_chunks(ids, EXTRACT_BATCH)):
+    done = 0
+    for chunk in _chunks(ids, SYNC_ROUND):
+        facts = Fact.objects.filter(pk__in=chunk, layer=RAW_LAYER).order_by("pk")
         rows = list(
-            Fact.objects.filter(pk__in=chunk, layer=RAW_LAYER).values_list(
-                "pk", "content", "updated_at"
+            facts.values_list(
+                "pk", "content", "updated_at", "owner_id", "visibility", "team_id", "fleet"
             )
         )
         current = set(
-            FactExtraction.objects.filter(fact_id__in=[pk for pk, _, _ in rows]).values_list(
+            FactExtraction.objects.filter(fact_id__in=[row[0] for row in rows]).values_list(
                 "fact_id", "fact_updated_at"
             )
         )
-        todo = [(pk, content, at) for pk, content, at in rows if (pk, at) not in current]
-        if todo:
+        todo = [row for row in rows if (row[0], row[2]) not in current]
+        done += len(chunk) - len(todo)
+        for batch in _scope_batches(todo):
             provider = provider or _provider()
-            answer = provider.extract_triples([SourceText(id=pk, text=c) for pk, c, _ in todo])
-            outcome.provider = answer.provider
-            found: dict[int, list[dict[str, Any]]] = {pk: [] for pk, _, _ in todo}
-            for triple in answer.triples:
-                if triple.source_id in found:
-                    found[triple.source_id].append(triple.model_dump(exclude={"source_id"}))
-            with transaction.atomic():
-                # After the writers of these facts' owners (deletes among them), never
-                # beside them: both rewrite the facts' mentions.
-                owners = Fact.objects.filter(pk__in=list(found)).values_list("owner_id", flat=True)
-                for owner_id in sorted(set(owners)):
-                    writes_serialise("facts", owner_id)
-                # A fact changed or deleted while the provider worked is left to the run
-                # its change queued.
-                still = dict(
-                    Fact.objects.filter(pk__in=list(found)).values_list("pk", "updated_at")
-                )
-                kept = [(pk, at) for pk, _, at in todo if still.get(pk) == at]
-                for pk, at in kept:
-                    FactExtraction.objects.update_or_create(
-                        fact_id=pk,
-                        defaults={
-                            "fact_updated_at": at,
-                            "provider": answer.provider,
-                            "triples": found[pk],
-                            "extracted_at": timezone.now(),
-                        },
-                    )
-                outcome.triples += _graph_rows_write(fact_ids=[pk for pk, _ in kept])
-                outcome.facts += len(kept)
-        if progress is not None:
-            progress(min(len(ids), (done + 1) * EXTRACT_BATCH), len(ids))
+            _batch_extract(batch, provider=provider, outcome=outcome)
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(ids))
+    if progress is not None and ids:
+        progress(len(ids), len(ids))
     return outcome
+
+
+def _batch_extract(
+    batch: Sequence[tuple], *, provider: ChatProvider, outcome: ExtractOutcome
+) -> None:
+    Fact = fact_model()
+    answer = provider.extract_triples([SourceText(id=row[0], text=row[1]) for row in batch])
+    outcome.provider = answer.provider
+    texts = {row[0]: row[1] for row in batch}
+    found: dict[int, list[dict[str, Any]]] = {pk: [] for pk in texts}
+    for triple in answer.triples:
+        text = texts.get(triple.source_id)
+        # A model may cite the wrong text (or be told to by one): a triple stands only
+        # if the fact it cites names its subject and its object.
+        if text is None:
+            continue
+        if name_stated_in(triple.subject, text) and name_stated_in(triple.object, text):
+            found[triple.source_id].append(triple.model_dump(exclude={"source_id"}))
+    with transaction.atomic():
+        # After the writers of these facts' owner (deletes among them), never beside
+        # them: both rewrite the facts' mentions.
+        writes_serialise("facts", batch[0][3])
+        # A fact changed or deleted while the provider worked is left to the run its
+        # change queued.
+        still = dict(Fact.objects.filter(pk__in=list(found)).values_list("pk", "updated_at"))
+        kept = [(row[0], row[2]) for row in batch if still.get(row[0]) == row[2]]
+        for pk, at in kept:
+            FactExtraction.objects.update_or_create(
+                fact_id=pk,
+                defaults={
+                    "fact_updated_at": at,
+                    "provider": answer.provider,
+                    "triples": found[pk],
+                    "extracted_at": timezone.now(),
+                },
+            )
+        outcome.triples += _graph_rows_write(fact_ids=[pk for pk, _ in kept])
+        outcome.facts += len(kept)
 
 
 def _applicable(alias: Alias, fact: dict[str, Any]) -> bool:
@@ -252,7 +282,12 @@ def concept_facts_stale(*, facts: Any = None) -> Any:
     current = FactExtraction.objects.filter(
         fact_id=OuterRef("pk"), fact_updated_at=OuterRef("updated_at")
     )
-    return facts.filter(~Exists(current)).order_by("pk").values_list("pk", flat=True)
+    # In scope order, so a round of the catch-up fills its batches (``_scope_batches``).
+    return (
+        facts.filter(~Exists(current))
+        .order_by("owner_id", "visibility", "team_id", "fleet", "pk")
+        .values_list("pk", flat=True)
+    )
 
 
 def concept_graph_sync(
@@ -349,21 +384,16 @@ def concept_alias_create(
     team: str | int | None = None,
 ) -> Alias:
     """Merge the entity named ``alias`` into the one named ``target`` for the facts of
-    the alias's scope (the actor's default visibility and team unless given)."""
+    the alias's scope (the actor's default visibility and team unless given). Anyone
+    adds a private alias; a team alias takes an admin of the team, a global one staff
+    (``Alias.may_be_added_by``): others are refused, whatever their default scope."""
     actor.require_scope("write")
     alias_name, alias_key = _alias_name(alias, "alias")
     target_name, target_key = _alias_name(target, "target")
     if alias_key == target_key:
         raise InvalidInput(f"{alias_name!r} and {target_name!r} are already one name.")
     scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility)
-    same_scope = Alias.objects.filter(_scope_q(scope))
-    if same_scope.filter(alias_key=alias_key).exists():
-        raise InvalidInput(f"{alias_name!r} is already an alias in this scope.")
-    if same_scope.filter(alias_key=target_key).exists():
-        raise InvalidInput(f"{target_name!r} is itself an alias: name what it stands for.")
-    if same_scope.filter(target_key=alias_key).exists():
-        raise InvalidInput(f"Other names are aliases of {alias_name!r}: it cannot be one too.")
-    row = Alias.objects.create(
+    row = Alias(
         owner=scope["owner"],
         team=scope["team"],
         visibility=scope["visibility"],
@@ -373,6 +403,24 @@ def concept_alias_create(
         target_key=target_key,
         target_name=target_name,
     )
+    if not row.may_be_added_by(actor.user):
+        audience = (
+            "everyone's graph: only staff add one"
+            if row.visibility == Visibility.GLOBAL
+            else f"the graph of every member of {row.team.name}: only its admins add one"
+        )
+        raise Forbidden(
+            f"A {row.visibility} alias merges names in {audience}. Add it as private "
+            "(visibility private) to merge them in your own graph."
+        )
+    same_scope = Alias.objects.filter(_scope_q(scope))
+    if same_scope.filter(alias_key=alias_key).exists():
+        raise InvalidInput(f"{alias_name!r} is already an alias in this scope.")
+    if same_scope.filter(alias_key=target_key).exists():
+        raise InvalidInput(f"{target_name!r} is itself an alias: name what it stands for.")
+    if same_scope.filter(target_key=alias_key).exists():
+        raise InvalidInput(f"Other names are aliases of {alias_name!r}: it cannot be one too.")
+    row.save(force_insert=True)
     _graph_rows_write(fact_ids=_facts_mentioning({alias_key}))
     audit_log(
         actor=actor,

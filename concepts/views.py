@@ -98,7 +98,7 @@ def graph_build_view(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def alias_create_view(request: HttpRequest) -> HttpResponse:
-    error = ""
+    error, status = "", 200
     try:
         services.concept_alias_create(
             actor=Actor.from_request(request),
@@ -107,13 +107,13 @@ def alias_create_view(request: HttpRequest) -> HttpResponse:
             visibility=request.POST.get("visibility") or None,
         )
     except ApplicationError as exc:
-        error = exc.message
+        error, status = exc.message, exc.status_code
     return htmx_render(
         request,
         PAGE,
         _context(request, alias_error=error, alias_form=request.POST if error else {}),
         partial="aliases",
-        status=400 if error else 200,
+        status=status,
     )
 
 

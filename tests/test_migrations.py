@@ -215,3 +215,67 @@ def test_jobs_settings_and_role_presets_stored_before_the_move_keep_their_rows_a
     assert get_user_model().objects.get(pk=staff.pk).has_perm("surface.change_rolepreset")
     # New rows follow the copied ones.
     assert Job.objects.create(owner=owner, kind="import").pk > job.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_graph_stored_before_its_aliases_and_citations_were_checked_is_read_again(
+    owner, outsider, make_user
+):
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from concepts.models import Alias, Entity, FactExtraction, Triple
+    from concepts.selectors import concept_entity_find_visible, concept_relations
+    from concepts.services import _graph_rows_write, concept_graph_sync
+    from facts.models import Fact
+
+    def relations(user, name: str) -> set[tuple[str, str, str]]:
+        entity = concept_entity_find_visible(user=user, name=name)
+        return {
+            (r["subject"]["name"], r["relation"], r["object"]["name"])
+            for r in concept_relations(user=user, entity=entity)
+        }
+
+    before = [("concepts", "0001_initial")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    carol = make_user("carol")
+    # As the graph was written before: anyone's global alias merged names in every fact,
+    Alias.objects.create(
+        owner=carol,
+        visibility="global",
+        alias_key="heronbase",
+        alias_name="Heronbase",
+        target_key="malloryhost",
+        target_name="Malloryhost",
+    )
+    heronbase = Fact.objects.create(owner=owner, content="Heronbase depends on Ledgerd.")
+    Fact.objects.create(owner=owner, content="Privatevault runs on Vaultd.")
+    Fact.objects.create(owner=carol, content="Malloryhost runs on Evilcorpdb.", visibility="global")
+    zephyrcore = Fact.objects.create(
+        owner=outsider, content="Zephyrcore runs on Kubelet.", visibility="global"
+    )
+    concept_graph_sync()
+    # and a model could cite a private fact's names to a global fact of its batch.
+    stored = FactExtraction.objects.get(fact=zephyrcore)
+    stored.triples.append(
+        {"subject": "Zephyrcore", "relation": "mentioned_with", "object": "Privatevault"}
+    )
+    stored.save()
+    _graph_rows_write(fact_ids=[zephyrcore.pk])
+    assert ("Heronbase", "runs_on", "Evilcorpdb") in relations(owner, "heronbase")
+    assert ("Zephyrcore", "mentioned_with", "Privatevault") in relations(outsider, "zephyrcore")
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert Alias.objects.get().visibility == "private"
+    again = [heronbase.pk, zephyrcore.pk]
+    assert not FactExtraction.objects.filter(fact_id__in=again).exists()
+    assert not Triple.objects.filter(fact_id__in=again).exists()
+    # The catch-up reads the two facts again.
+    assert concept_graph_sync().facts == 2
+    assert relations(owner, "heronbase") == {("Heronbase", "depends_on", "Ledgerd")}
+    assert relations(outsider, "zephyrcore") == {("Zephyrcore", "runs_on", "Kubelet")}
+    assert relations(owner, "privatevault") == {("Privatevault", "runs_on", "Vaultd")}
+    assert Entity.objects.filter(key="privatevault").exists()

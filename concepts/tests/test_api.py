@@ -3,6 +3,7 @@ sees no node, edge, count or weight of others' private or team facts), and bad i
 answered clearly."""
 
 import pytest
+from django.test import Client
 
 from concepts.models import Alias, Entity, Triple
 from concepts.tools import concept_query
@@ -243,3 +244,44 @@ def test_the_concept_query_tool_answers_relations_and_paths(world, owner):
     assert "Ledgerd -runs_on-> Postgres" in answer.text
     path = concept_query(actor=Actor(user=owner), entity="billing service", to="Postgres")
     assert path.text == "billing service -depends_on-> Ledgerd ; Ledgerd -runs_on-> Postgres"
+
+
+def test_another_users_global_alias_never_rewrites_alices_private_graph(
+    owner, owner_client, make_user, remember
+):
+    carol = make_user("carol")
+    carol_client = Client()
+    carol_client.force_login(carol)
+    remember(owner, "Heronbase depends on Ledgerd.", visibility="private")
+
+    made = carol_client.post(
+        f"{API}/aliases",
+        {"alias": "Heronbase", "target": "Malloryhost", "visibility": "global"},
+        content_type="application/json",
+    )
+    remember(carol, "Malloryhost runs on Evilcorpdb.", visibility="global")
+
+    body = get(owner_client, "/query", entity="Heronbase").json()
+    assert body["entity"]["name"] == "Heronbase"
+    assert relations(body) == {("Heronbase", "depends_on", "Ledgerd", 1)}
+    heronbase = body["entity"]["id"]
+    reads = [
+        owner_client.get(f"{API}/entities/{heronbase}"),
+        owner_client.get(f"/graph/entities/{heronbase}/"),
+        owner_client.get("/graph/data/", {"center": "Heronbase", "hops": 1}),
+        get(owner_client, "/path", **{"from": "Heronbase", "to": "Evilcorpdb"}),
+    ]
+    for response in reads:
+        assert response.status_code == 200, response.content
+        assert "Evilcorpdb" not in response.content.decode(), response.content
+    assert reads[-1].json() == {"paths": []}
+    edges = get(owner_client, "/edges", limit=200).json()["items"]
+    assert ("Heronbase", "runs_on", "Evilcorpdb") not in {
+        (e["subject"]["name"], e["relation"], e["object"]["name"]) for e in edges
+    }
+    answer = concept_query(actor=Actor(user=owner), entity="Heronbase")
+    assert "Evilcorpdb" not in f"{answer.text}{answer.data}"
+    # Carol is not staff: a global alias would merge names in everyone's graph.
+    assert made.status_code == 403, made.content
+    assert "staff" in made.json()["detail"]
+    assert not Alias.objects.exists()

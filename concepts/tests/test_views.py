@@ -119,3 +119,12 @@ def test_aliases_are_edited_on_the_page(world, owner_client, outsider_client):
     assert "ledger" not in outsider_client.get("/graph/").content.decode().split("Aliases")[1]
     assert owner_client.post(f"/graph/aliases/{alias.pk}/delete/").status_code == 200
     assert not Alias.objects.exists()
+
+
+def test_a_global_alias_from_someone_not_staff_is_refused_on_the_page(world, owner_client):
+    refused = owner_client.post(
+        "/graph/aliases/", {"alias": "ledger", "target": "Ledgerd", "visibility": "global"}
+    )
+    assert refused.status_code == 403
+    assert "only staff add one" in refused.content.decode()
+    assert not Alias.objects.exists()
