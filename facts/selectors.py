@@ -426,9 +426,10 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
     fact's own words (content and tags, never the words its session neighbours lend it
     for recall), and its meaning. Certain: the fact names every name of the topic (none
     of them ambiguous) and holds one of its other words or is close to it; or, for a
-    topic without names, holds every content word and is close to it; or is very close
-    alone. Possible: it holds some of them, or is somewhat close. (A team admin deletes
-    others' team facts one by one; a forget is about what one's own memory holds.)"""
+    topic without names, holds every content word and is close to it (or its meaning is
+    not known: embeddings off, or not embedded yet); or is very close alone. Possible:
+    it holds some of them, or is somewhat close. (A team admin deletes others' team
+    facts one by one; a forget is about what one's own memory holds.)"""
     if not isinstance(topic, str) or not topic.strip():
         raise InvalidInput("Name the topic to forget.")
     if len(topic) > 500:
@@ -460,10 +461,13 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
                 not about.terms or bool(held.terms) or near >= FORGET_NAMES_SIMILARITY
             )
         else:
+            # Without a meaning to compare (embeddings off, or the fact not embedded
+            # yet) the words decide alone.
+            unknown = vector is None or not fact.embedding_model
             certain = (
                 bool(about.terms)
                 and len(held.terms) == len(about.terms)
-                and near >= FORGET_TERMS_SIMILARITY
+                and (near >= FORGET_TERMS_SIMILARITY or unknown)
             )
         certain = certain or (near >= FORGET_ALONE_SIMILARITY and not ambiguous)
         why = []

@@ -150,3 +150,15 @@ def test_the_forget_tool_marks_what_may_not_be_meant(owner, remember):
     assert lines[0].startswith("1 memories about this topic, 1 that may be")
     assert "(maybe) I started a new job" in answer.text
     assert [m["certain"] for m in answer.data["matches"]] == [True, False]
+
+
+def test_with_embeddings_off_the_words_decide(alice):
+    from memoryhub.engine.config import memory_config_get
+    from memoryhub.engine.models import MemoryConfig
+
+    memory_config_get()
+    MemoryConfig.objects.filter(pk=1).update(embeddings_enabled=False)
+    night = post(alice, "/api/memories", {"content": "I hate being paged at night"}).json()
+    post(alice, "/api/memories", {"content": "Our status page is on Statuspage.io"})
+    preview = post(alice, "/api/forget", {"topic": "being paged at night", "dry_run": True})
+    assert [m["id"] for m in preview.json()["matches"] if m["certain"]] == [night["id"]]
