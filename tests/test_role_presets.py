@@ -283,3 +283,34 @@ def test_the_recall_tool_of_a_role_token_adds_its_presets_hits(owner, make_token
     assert answer.status_code == 200, answer.content
     assert paths(answer.json()["data"]["role_items"]) == ["wiki/-/staging-dns-flaps"]
     assert "## Recalled for the diagnostician role" in answer.json()["text"]
+
+
+def test_auroras_org_files_import_as_the_kinds_the_role_presets_read(tmp_path, owner, team):
+    aurora = {
+        "org/patterns-that-worked.md": "Canary the selector change on one tenant first.\n",
+        "org/patterns-that-failed.md": "Shared mutable config across agents broke twice.\n",
+        "org/vendor-quirks.md": "SharePoint renames folders without notice.\n",
+        "org/naming-prefs.md": "Branches are named cand-<id>.\n",
+        "org/oncall.md": "---\nkind: environment\n---\nThe VPN drops at midnight.\n",
+    }
+    root = tmp_path / ".aurora"
+    for relative, text in aurora.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
+    call_command("wiki_import", str(root), "--user", owner.username, stdout=io.StringIO(),
+                 stderr=io.StringIO())  # fmt: skip
+    assert dict(Page.objects.values_list("slug", "kind")) == {
+        "patterns-that-worked": "pattern",
+        "patterns-that-failed": "anti-pattern",
+        "vendor-quirks": "vendor-quirk",
+        "naming-prefs": "convention",
+        "oncall": "environment",
+    }
+    me = Actor(user=owner)
+    assert [i["path"] for i in tiered_recall(actor=me, role="reviewer")] == [
+        "wiki/-/patterns-that-failed"
+    ]
+    assert [i["path"] for i in tiered_recall(actor=me, role="architect")] == [
+        "wiki/-/patterns-that-worked"
+    ]
+    assert "wiki/-/oncall" in [i["path"] for i in tiered_recall(actor=me, role="diagnostician")]

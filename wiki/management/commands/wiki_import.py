@@ -1,8 +1,11 @@
 """``manage.py wiki_import DIR``: load a folder of Markdown pages into the wiki.
 
 Layout: ``projects/<id>/*.md`` are pages of project ``<id>``; ``org/*.md`` are
-organisation-wide pages (project ""). The file name gives the kind (``pdd.md``,
-``adr-0003-*.md``, ``runbook-*.md``, ``review-*``, ``triage-*``; anything else is a
+organisation-wide pages (project ""), as AURORA's ``.aurora/`` folder holds them. The
+file name gives the kind (``pdd.md``, ``adr-0003-*.md``, ``runbook-*.md``, ``review-*``,
+``triage-*``; AURORA's org files ``patterns-that-worked.md`` -> pattern,
+``patterns-that-failed.md`` -> anti-pattern, ``vendor-quirks.md`` -> vendor-quirk,
+``naming-prefs.md`` -> convention, which the role presets read; anything else is a
 note) unless the front matter names one; the front matter may also carry the title
 (else the file name, humanised), tags and visibility.
 
@@ -31,11 +34,21 @@ from wiki.models import Kind, Page, page_fingerprint
 
 KINDS_BY_PREFIX: tuple[str, ...] = (Kind.PDD, Kind.ADR, Kind.RUNBOOK, Kind.REVIEW, Kind.TRIAGE)
 PROJECTS_DIR, ORG_DIR = "projects", "org"
+# AURORA's organisation memory files, by the kind of page each is.
+ORG_FILE_KINDS = {
+    "patterns-that-worked": "pattern",
+    "patterns-that-failed": "anti-pattern",
+    "vendor-quirks": "vendor-quirk",
+    "naming-prefs": "convention",
+}
 
 
 def kind_from_name(stem: str) -> str:
-    """``pdd`` -> pdd, ``adr-0003-use-sqlite`` -> adr, ``runbook-deploy`` -> runbook."""
+    """``pdd`` -> pdd, ``adr-0003-use-sqlite`` -> adr, ``runbook-deploy`` -> runbook,
+    ``patterns-that-failed`` -> anti-pattern (see ``ORG_FILE_KINDS``)."""
     lowered = stem.lower()
+    if lowered in ORG_FILE_KINDS:
+        return ORG_FILE_KINDS[lowered]
     for kind in KINDS_BY_PREFIX:
         if lowered == kind or lowered.startswith(f"{kind}-"):
             return kind
