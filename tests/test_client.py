@@ -163,3 +163,23 @@ def test_an_agent_learns_and_reads_by_fingerprint_and_role_through_the_client(
     _, lost = make_token(owner, name="lost", role="astronaut")
     with MemoryHub(live_server.url, lost) as hub, pytest.raises(NotFoundError, match="no preset"):
         hub.tiered_recall()
+
+
+def test_the_skills_one_line_form_reads_the_server_and_token_from_the_environment(
+    live_server, owner, make_token, monkeypatch
+):
+    from memoryhub.surface.client import recall
+    from wiki.services import wiki_page_upsert
+
+    wiki_page_upsert(
+        actor=Actor(user=owner), title="Token rotation", content="GitHub tokens rotate monthly."
+    )
+    monkeypatch.delenv("MEMORYHUB_URL", raising=False)
+    monkeypatch.delenv("MEMORYHUB_TOKEN", raising=False)
+    with pytest.raises(ValueError, match="Set MEMORYHUB_URL and MEMORYHUB_TOKEN"):
+        recall(tier="org", query="token rotation")
+    monkeypatch.setenv("MEMORYHUB_URL", live_server.url)
+    monkeypatch.setenv("MEMORYHUB_TOKEN", make_token(owner, fleet="operate")[1])
+    ctx = recall(tier="org", query="GitHub token rotation", fleet="operate", limit=5)
+    assert [sorted(hit) for hit in ctx] == [["path", "score", "snippet", "ts"]]
+    assert ctx[0]["path"] == "wiki/-/token-rotation" and "rotate monthly" in ctx[0]["snippet"]

@@ -7,13 +7,22 @@ httpx alone (no Django):
     hub.remember("The staging database is db-stage-2")
     print(hub.recall("Where is the staging database?").block)
 
+Or, as the aurora-recall skill reads its tiers, in one line with the server and token
+from ``MEMORYHUB_URL`` and ``MEMORYHUB_TOKEN``:
+
+    from memoryhub.surface.client import recall
+
+    ctx = recall(tier="org", query="GitHub token rotation", fleet="operate", limit=5)
+    # a list of {path, snippet, score, ts}
+
 Every call raises a ``MemoryHubError`` subclass that says what went wrong: the token
 was refused (``AuthError``), lacks a scope or tool (``Refused``), something is not
 there (``NotFoundError``), the input is off (``BadInput``), or the server could not be
 reached or failed (``ServerError``).
 """
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import asdict, dataclass, field
 from typing import Any, Self
 
 import httpx
@@ -34,6 +43,7 @@ __all__ = [
     "ToolInfo",
     "ToolResult",
     "Written",
+    "recall",
 ]
 
 
@@ -172,6 +182,17 @@ class MemoryHub:
             timeout=timeout,
             transport=transport,
         )
+
+    @classmethod
+    def from_environment(cls, **options: Any) -> "MemoryHub":
+        """A client of the server ``MEMORYHUB_URL`` as the token ``MEMORYHUB_TOKEN``."""
+        missing = [n for n in ("MEMORYHUB_URL", "MEMORYHUB_TOKEN") if not os.environ.get(n)]
+        if missing:
+            raise ValueError(
+                f"Set {' and '.join(missing)}: the server's URL and an agent token "
+                "(created under Agents)."
+            )
+        return cls(os.environ["MEMORYHUB_URL"], os.environ["MEMORYHUB_TOKEN"], **options)
 
     def __enter__(self) -> Self:
         return self
@@ -320,3 +341,20 @@ class MemoryHub:
             removed=data["removed"],
             fact_ids=data["fact_ids"],
         )
+
+
+def recall(
+    *,
+    tier: str | None = None,
+    query: str = "",
+    fleet: str | None = None,
+    limit: int = 10,
+    **options: Any,
+) -> list[dict[str, Any]]:
+    """Tiered recall as the aurora-recall skill's Python form reads it: a list of
+    ``{path, snippet, score, ts}`` dicts, best first, from the server and token in
+    ``MEMORYHUB_URL`` and ``MEMORYHUB_TOKEN`` (``options`` as ``MemoryHub.tiered_recall``
+    takes them)."""
+    with MemoryHub.from_environment() as hub:
+        hits = hub.tiered_recall(tier=tier, query=query, fleet=fleet, limit=limit, **options)
+    return [asdict(hit) for hit in hits]
