@@ -618,7 +618,10 @@ def role_presets(db) -> None:
 
     from memoryhub.surface.models import RolePreset
 
-    shipped = importlib.import_module("memoryhub.migrations.0003_role_preset_defaults").DEFAULTS
+    shipped = {
+        **importlib.import_module("memoryhub.migrations.0003_role_preset_defaults").DEFAULTS,
+        **importlib.import_module("memoryhub.surface.migrations.0002_every_roles_preset").PRESETS,
+    }
     for role, (description, entries) in shipped.items():
         RolePreset.objects.get_or_create(
             role=role, defaults={"description": description, "entries": entries}

@@ -314,3 +314,66 @@ def test_auroras_org_files_import_as_the_kinds_the_role_presets_read(tmp_path, o
         "wiki/-/patterns-that-worked"
     ]
     assert "wiki/-/oncall" in [i["path"] for i in tiered_recall(actor=me, role="diagnostician")]
+
+
+SEED_ROLES = ["scout", "curator", "analyst", "interviewer", "strategist", "architect",
+              "cartographer", "forger-rust", "reviewer", "tester", "sentry", "diagnostician",
+              "surgeon", "auditor", "concierge", "conductor"]  # fmt: skip
+
+
+def test_every_role_of_the_table_has_its_preset(owner):
+    """Each role of AURORA's table reads what the table names for it."""
+    actor = Actor(user=owner)
+    for title, kind, project in (
+        ("Dedup signatures", "dedup-signature", ""),
+        ("Scoring priors", "scoring-prior", ""),
+        ("Interview questions", "interview-question", ""),
+        ("Selector quirks", "vendor-quirk", ""),
+        ("Test patterns", "test-pattern", ""),
+        ("Governance rules", "governance", ""),
+        ("Budget policy", "policy", ""),
+        ("Checkout PDD", "pdd", "CAND-1"),
+        ("Checkout ADR", "adr", "CAND-1"),
+        ("Checkout triage", "triage", "CAND-1"),
+        ("Checkout deploys", "deploy", "CAND-1"),
+    ):
+        wiki_page_upsert(actor=actor, title=title, content=f"{title}.", kind=kind,
+                         project=project)  # fmt: skip
+    for skill, content in (("rust", "Borrow checker fights end with clones"),
+                           ("go", "Go modules need GOPRIVATE for internal repos")):  # fmt: skip
+        learning_create(actor=actor, data={"skill": skill, "content": content})
+    learning_create(
+        actor=actor,
+        data={
+            "skill": "ops",
+            "content": "Disk full on runner",
+            "fingerprint": "disk-full",
+            "resolution": "PR-9",
+        },
+    )
+
+    def reads(role: str) -> set[str]:
+        hits = tiered_recall(actor=actor, role=role, project="CAND-1", limit=50)
+        return {hit["snippet"].rstrip(".") for hit in hits}
+
+    expected = {
+        "scout": set(), "sentry": set(), "concierge": set(),
+        "curator": {"Dedup signatures"},
+        "analyst": {"Scoring priors", "Checkout PDD"},
+        "interviewer": {"Interview questions"},
+        "cartographer": {"Selector quirks", "Checkout PDD"},
+        "forger-rust": {"Borrow checker fights end with clones", "Checkout PDD", "Checkout ADR"},
+        "tester": {"Test patterns", "Checkout PDD"},
+        "surgeon": {"Checkout triage", "Disk full on runner"},
+        "auditor": {"Governance rules", "Checkout deploys"},
+        "conductor": {"Budget policy"},
+    }  # fmt: skip
+    for role, wanted in expected.items():
+        assert reads(role) == wanted, role
+    # Every role of the table has a preset (none answers "no preset"), the forgers'
+    # through "forger".
+    for role in SEED_ROLES:
+        tiered_recall(actor=actor, role=role, project="CAND-1")
+    # The conductor's read across fleets is audited as the preset's.
+    event = AuditEvent.objects.filter(action="recall.cross_fleet").latest("pk")
+    assert event.details["justification"] == "the conductor role preset"

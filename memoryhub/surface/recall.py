@@ -46,6 +46,8 @@ MAX_QUERY = 1000
 SINCE = re.compile(r"^(\d{1,4})([hdw])$")
 ANY_FINGERPRINT = "*"  # every learning with a fingerprint cluster
 MAX_PRESET_ENTRIES = 10
+# A preset read of the skill its role names after the dash (``forger-rust``: rust).
+ANY_SKILL = "*"
 PRESET_KEYS = ("tier", "include", "skill", "fingerprint", "since", "scope")
 
 
@@ -393,16 +395,31 @@ def preset_entries_clean(entries: Any) -> list[dict[str, Any]]:
 
 
 def role_preset_entries(role: str) -> list[dict[str, Any]] | None:
-    """The reads of ``role``'s preset; None when the role has no preset."""
+    """The reads of ``role``'s preset; None when the role has no preset. A preset serves
+    its role and the roles that extend it with a dash, the longest first: ``forger``
+    serves ``forger-rust`` when no ``forger-rust`` preset exists; its reads with
+    ``skill: "*"`` then read the skill the role names after the dash (``rust``)."""
     from memoryhub.surface.models import RolePreset
 
-    found = RolePreset.objects.filter(role=role).values_list("entries", flat=True).first()
-    if found is None:
+    names = [role]
+    while "-" in names[-1]:
+        names.append(names[-1].rsplit("-", 1)[0])
+    found = dict(RolePreset.objects.filter(role__in=names).values_list("role", "entries"))
+    name = next((n for n in names if n in found), None)
+    if name is None:
         return None
     try:
-        return preset_entries_clean(found)
+        entries = preset_entries_clean(found[name])
     except InvalidInput:
         return []  # a preset broken outside the admin reads nothing rather than failing
+    suffix = role[len(name) + 1 :]
+    for entry in entries:
+        if entry.get("skill") == ANY_SKILL:
+            if not suffix:
+                entry.pop("skill")  # the role itself names no skill: any
+            else:
+                entry["skill"] = suffix
+    return entries
 
 
 def role_recall(
