@@ -660,3 +660,89 @@ def test_odd_values_in_an_export_are_refused_or_bounded_never_a_server_error(
     document["facts"][2]["project"] = ""
     assert post(teammate_client, "/api/memories/import", document).status_code == 200
     assert Fact.objects.filter(owner=teammate, access_count=2**31 - 1).count() == 1
+
+
+AUXIORA = [
+    {
+        "id": "m-1",
+        "content": "Prefers TypeScript over JavaScript",
+        "category": "preference",
+        "source": "explicit",
+        "importance": 0.8,
+        "confidence": 0.9,
+        "sentiment": "positive",
+        "tags": ["typescript", "languages"],
+        "accessCount": 7,
+        "createdAt": "2026-03-01T10:00:00Z",
+        "updatedAt": "2026-03-02T10:00:00Z",
+        "provenance": {
+            "origin": "user_stated",
+            "sessionId": "s-42",
+            "createdBy": "memory-extractor",
+            "sourceExcerpt": "Remember that I prefer TypeScript",
+            "extractionConfidence": 0.95,
+            "derivedFrom": [],
+        },
+        "partitionId": "global",
+    },
+    {
+        "id": "m-2",
+        "content": "Currently working on a database migration project",
+        "category": "context",
+        "source": "extracted",
+        "partitionId": "private:bob",
+    },
+    {
+        "id": "m-3",
+        "content": "Works with the platform team on the deploy pipeline",
+        "category": "fact",
+        "source": "observed",
+        "partitionId": "shared:Platform",
+        "provenance": {"origin": "merged", "derivedFrom": ["m-1", "m-2", "gone"]},
+    },
+]
+
+
+def test_auxioras_memories_json_imports_field_by_field(teammate, teammate_client, team):
+    answer = post(teammate_client, "/api/memories/import", AUXIORA)
+    assert answer.status_code == 200, answer.content
+    assert (answer.json()["format"], answer.json()["created"]) == ("auxiora", 3)
+    facts = {f.content: f for f in Fact.objects.filter(owner=teammate)}
+    first = facts["Prefers TypeScript over JavaScript"]
+    assert (first.category, first.source, first.importance, first.confidence) == (
+        "preference", "explicit", 0.8, 0.9
+    )  # fmt: skip
+    assert (first.sentiment, first.tags, first.access_count) == (
+        "positive", ["typescript", "languages"], 7
+    )  # fmt: skip
+    assert (first.origin, first.session_id, first.agent) == (
+        "user_stated",
+        "s-42",
+        "memory-extractor",
+    )
+    assert (first.source_excerpt, first.extraction_confidence) == (
+        "Remember that I prefer TypeScript", 0.95
+    )  # fmt: skip
+    assert first.created_at.isoformat().startswith("2026-03-01T10:00")
+    # Partitions: Auxiora's default "global" is the importer's default (private here),
+    # a private partition private, a shared one the importer's team of that name.
+    assert first.visibility == "private"
+    assert facts["Currently working on a database migration project"].visibility == "private"
+    merged = facts["Works with the platform team on the deploy pipeline"]
+    assert (merged.visibility, merged.team.name, merged.origin) == ("team", "Platform", "merged")
+    assert sorted(p.content for p in merged.derived_from.all()) == sorted(
+        [first.content, "Currently working on a database migration project"]
+    )
+    again = post(teammate_client, "/api/memories/import", {"memories": AUXIORA}).json()
+    assert (again["created"], again["skipped"]) == (0, 3)
+
+
+def test_a_bad_auxiora_entry_is_named_by_its_index_and_nothing_is_written(
+    teammate, teammate_client
+):
+    broken = [AUXIORA[0], {**AUXIORA[1], "importance": 7}, {**AUXIORA[2], "category": "mood"}]
+    answer = post(teammate_client, "/api/memories/import", broken)
+    assert answer.status_code == 400
+    fields = [e["field"] for e in answer.json()["errors"]]
+    assert "memories[1].importance" in fields and "memories[2].category" in fields
+    assert not Fact.objects.filter(owner=teammate).exists()

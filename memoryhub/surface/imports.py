@@ -1,7 +1,9 @@
 """Importing memories: a MemoryHub export (the personal data export, of this format
-version or an older one, or the bulk fact export of ``GET /api/memories/export``) or a
+version or an older one, or the bulk fact export of ``GET /api/memories/export``), a
 Mem0 memory dump (what its ``get_all`` returns: a list of memories, or
-``{"results": [...]}``), read, checked whole, and written into the importer's memory by
+``{"results": [...]}``) or Auxiora's ``memories.json`` (a list of memories with content,
+category, provenance and partition, or ``{"memories": [...]}``), told apart by shape,
+read, checked whole, and written into the importer's memory by
 the fact store (``facts.services.importing.facts_import``: idempotent, one transaction).
 
 Only facts are imported; the rest of a personal export (pages, tokens, the audit trail)
@@ -13,11 +15,11 @@ import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from django.conf import settings
 from django.db import transaction
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from facts.models import Category, Origin, Source, fact_key
 from facts.services.importing import FactImport, facts_import, facts_import_clean
@@ -111,8 +113,42 @@ class Mem0Memory(BaseModel):
     run_id: str | None = None
 
 
+class AuxioraProvenance(BaseModel):
+    """Where an Auxiora memory came from (its ``MemoryProvenance``)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    origin: Literal["user_stated", "extracted", "inferred", "merged"] | None = None
+    sessionId: str | None = None  # Auxiora's field names, as written
+    createdBy: str | None = None
+    sourceExcerpt: str | None = None
+    extractionConfidence: float | None = Field(None, ge=0, le=1)
+    derivedFrom: list[str | int] = []
+
+
+class AuxioraMemory(BaseModel):
+    """One memory of Auxiora's ``memories.json``."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str | int
+    content: str
+    category: Literal["preference", "fact", "context", "relationship", "pattern", "personality"]
+    source: Literal["extracted", "explicit", "observed"] | None = None
+    importance: float | None = Field(None, ge=0, le=1)
+    confidence: float | None = Field(None, ge=0, le=1)
+    sentiment: Literal["positive", "negative", "neutral"] | None = None
+    tags: list[str] = []
+    accessCount: int = Field(0, ge=0)
+    createdAt: datetime | None = None
+    updatedAt: datetime | None = None
+    provenance: AuxioraProvenance | None = None
+    partitionId: str = "global"
+
+
 _FACTS = TypeAdapter(list[ExportFact])
 _MEM0 = TypeAdapter(list[Mem0Memory])
+_AUXIORA = TypeAdapter(list[AuxioraMemory])
 
 
 @dataclass
@@ -243,6 +279,67 @@ def _from_mem0(memory: Mem0Memory) -> FactImport:
     )
 
 
+# Auxiora's partitions by the visibility they map to: "global" is Auxiora's default for
+# every memory, so it is read as the importer's default visibility (a person's memories
+# are not published by an import); a private partition stays private; a shared one is
+# the importer's team of that name (private when they are in none).
+AUXIORA_GLOBAL = "global"
+AUXIORA_PRIVATE = ("private", "user:", "private:")
+
+
+def _auxiora_scope(partition: str) -> dict[str, Any]:
+    if partition == AUXIORA_GLOBAL:
+        return {}
+    if partition.startswith(AUXIORA_PRIVATE):
+        return {"visibility": "private"}
+    return {"visibility": "team", "team": partition.removeprefix("shared:")[:150]}
+
+
+def _from_auxiora(memories: list[AuxioraMemory]) -> list[FactImport]:
+    ref_of = {str(m.id): index for index, m in enumerate(memories)}
+    items = []
+    for index, memory in enumerate(memories):
+        provenance = memory.provenance or AuxioraProvenance()
+        created = _aware(memory.createdAt)
+        data: dict[str, Any] = {
+            "content": memory.content,
+            "category": memory.category,
+            "tags": [t.strip()[:MAX_TAG_LENGTH] for t in memory.tags if t.strip()][:MAX_TAGS],
+            "session_id": (provenance.sessionId or "")[:200],
+            "agent": (provenance.createdBy or "")[:100],
+            "import_key": f"auxiora:{memory.id}"[:100],
+            **_auxiora_scope(memory.partitionId),
+        }
+        optional = {
+            "source": memory.source,
+            "importance": memory.importance,
+            "confidence": memory.confidence,
+            "sentiment": memory.sentiment,
+            "origin": provenance.origin,
+            "source_excerpt": provenance.sourceExcerpt,
+            "extraction_confidence": provenance.extractionConfidence,
+        }
+        data.update({k: v for k, v in optional.items() if v is not None})
+        items.append(
+            FactImport(
+                ref=index,
+                data=data,
+                created_at=created,
+                updated_at=_aware(memory.updatedAt) or created,
+                access_count=min(memory.accessCount, MAX_COUNT),
+                derived_from=[ref_of[str(p)] for p in provenance.derivedFrom if str(p) in ref_of],
+            )
+        )
+    return items
+
+
+def _is_auxiora(rows: Any) -> bool:
+    """A list of Auxiora memories: entries with content and a category, and no Mem0
+    ``memory`` text."""
+    first = rows[0] if isinstance(rows, list) and rows else None
+    return isinstance(first, dict) and "content" in first and "memory" not in first
+
+
 def _owner_name(document: dict[str, Any]) -> str | None:
     user = document.get("user")
     if isinstance(user, dict):
@@ -253,12 +350,21 @@ def _owner_name(document: dict[str, Any]) -> str | None:
 def import_plan(document: Any) -> ImportPlan:
     """Read a document into the facts it will write; a document of a kind not known,
     of a newer format version, or with any invalid fact is refused whole."""
+    if isinstance(document, list) and _is_auxiora(document):
+        return ImportPlan(
+            source="auxiora", items=_from_auxiora(_validated(_AUXIORA, document, "memories"))
+        )
     if isinstance(document, list):
         return ImportPlan(
             source="mem0", items=[_from_mem0(m) for m in _validated(_MEM0, document, "")]
         )
     if not isinstance(document, dict):
-        raise InvalidInput("Send a MemoryHub export (a JSON object) or a Mem0 dump (a list).")
+        raise InvalidInput(
+            "Send a MemoryHub export (a JSON object), a Mem0 dump or Auxiora's memories.json."
+        )
+    if document.get("format") is None and isinstance(document.get("memories"), list):
+        memories = _validated(_AUXIORA, document["memories"], "memories")
+        return ImportPlan(source="auxiora", items=_from_auxiora(memories))
     kind = document.get("format")
     if kind is None and "results" in document:
         memories = _validated(_MEM0, document["results"], "results")
@@ -302,7 +408,7 @@ def memories_import(*, actor: Actor, document: Any, progress: Any = None) -> dic
 def _facts_only(document: Any) -> Any:
     """What a job needs of a document: its facts and what says whose they are."""
     if isinstance(document, dict):
-        kept = ("format", "format_version", "version", "user", "facts", "results")
+        kept = ("format", "format_version", "version", "user", "facts", "results", "memories")
         return {k: v for k, v in document.items() if k in kept}
     return document
 
