@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from memoryhub import views
 from memoryhub.api import api
@@ -13,6 +15,8 @@ urlpatterns = [
     path("api/", api.urls),
     path("mcp", mcp_view, name="mcp"),
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico where a page names no icon (the API's JSON, files).
+    path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
     path("", include("teams.urls")),
     path("memory/forget/", views.forget_view, name="forget"),
     path("memory/reviews/", views.reviews_view, name="reviews"),

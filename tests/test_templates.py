@@ -38,3 +38,11 @@ def test_a_page_shows_no_template_source(client, owner, url):
         client.force_login(owner)
     page = client.get(url).content.decode()
     assert not [mark for mark in SOURCE if mark in page], page[:400]
+
+
+@pytest.mark.django_db
+def test_every_page_names_its_icon_and_the_browsers_default_path_finds_it(client):
+    page = client.get("/login/").content.decode()
+    assert 'rel="icon"' in page and "favicon.svg" in page
+    found = client.get("/favicon.ico")
+    assert found.status_code == 301 and found["Location"].endswith("img/favicon.svg")
