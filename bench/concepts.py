@@ -158,7 +158,8 @@ def build_scope(edges: int, rng: random.Random):
     rows directly (the extraction is measured above)."""
     from django.contrib.auth import get_user_model
 
-    from concepts.models import Entity, Mention, Triple
+    from concepts.models import Entity, EntityRefKey, Mention, Triple
+    from concepts.normalise import entity_ref
     from facts.models import Fact
 
     user = get_user_model().objects.create_user(username="graph-owner")
@@ -167,7 +168,11 @@ def build_scope(edges: int, rng: random.Random):
         Fact(owner=user, content=f"statement {n}", visibility="private")
         for n in range(edges // per_fact)
     )
-    entities = Entity.objects.bulk_create(Entity(key=f"e{n}") for n in range(max(10, edges // 5)))
+    secret = EntityRefKey.current()
+    entities = Entity.objects.bulk_create(
+        Entity(key=f"e{n}", ref=entity_ref(f"e{n}", secret=secret))
+        for n in range(max(10, edges // 5))
+    )
     ids = [e.pk for e in entities]
     # A few hubs, many leaves: ends drawn with a skew, as real graphs have.
     weights = [1 / (rank + 10) for rank in range(len(ids))]
