@@ -216,6 +216,7 @@ def baseline_path(adjacency, start: int, end: int, hops: int) -> bool:
 
 
 def queries(edges: int, count: int) -> list[list[object]]:
+    from concepts.models import Entity
     from concepts.selectors import (
         concept_entity_find_visible,
         concept_entity_get_visible,
@@ -228,10 +229,11 @@ def queries(edges: int, count: int) -> list[list[object]]:
     user, ids = build_scope(edges, rng)
     stored = concept_triples_visible(user=user).count()
     picks = [rng.choice(ids[: len(ids) // 2]) for _ in range(count)]
+    refs = dict(Entity.objects.filter(pk__in=picks).values_list("pk", "ref"))
     views = {}
     for entity in set(picks):
         try:
-            views[entity] = concept_entity_get_visible(user=user, entity_id=entity)
+            views[entity] = concept_entity_get_visible(user=user, ref=refs[entity])
         except Exception:  # an entity no triple drew
             continue
     picks = [p for p in picks if p in views]

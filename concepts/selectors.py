@@ -3,6 +3,9 @@
 through its fact, so nodes, edges, counts, weights, names and types are all computed
 from what the user can see.
 
+An entity is named to the reader by its ref, never its id: ids follow the order names
+were first written in, anyone's facts included.
+
 Paths are found by a breadth-first search from both ends at once, one query per hop
 over the visible edges of the frontier (measured against loading the visible graph
 into memory: see ``bench/concepts.py``).
@@ -16,10 +19,9 @@ from typing import Any
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from memoryhub.engine.errors import InvalidInput, NotFound
-from memoryhub.engine.refs import MAX_ID
 
 from .models import ENTITY_TYPES, Alias, Entity, Mention, Triple
-from .normalise import entity_key
+from .normalise import entity_key, is_ref
 from .services import RAW_LAYER, fact_model
 
 MAX_HOPS = 6
@@ -57,27 +59,29 @@ def concept_mentions_visible(*, user: Any, project: str | None = None) -> QueryS
 
 @dataclass(frozen=True)
 class EntityView:
-    """An entity as one user sees it: the name and type most of their facts give it."""
+    """An entity as one user sees it: the name and type most of their facts give it.
+    ``id`` is for queries only: what a reader is given is ``ref``."""
 
     id: int
+    ref: str
     name: str
     type: str
     mentions: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "type": self.type, "mentions": self.mentions}
+        return {"ref": self.ref, "name": self.name, "type": self.type, "mentions": self.mentions}
 
     def as_end(self) -> dict[str, Any]:
         """The entity as an end of a relation: named, typed, not counted."""
-        return {"id": self.id, "name": self.name, "type": self.type}
+        return {"ref": self.ref, "name": self.name, "type": self.type}
 
 
-def _view(entity_id: int, names: Counter, types: Counter, mentions: int) -> EntityView:
+def _view(entity_id: int, ref: str, names: Counter, types: Counter, mentions: int) -> EntityView:
     """An entity by the name most of its mentions give it, and the type (a specific one
     first among equals)."""
     name = min(names.items(), key=lambda item: (-item[1], item[0]))[0]
     kind = min(types.items(), key=lambda item: (-item[1], item[0] not in _SPECIFIC, item[0]))[0]
-    return EntityView(id=entity_id, name=name, type=kind, mentions=mentions)
+    return EntityView(id=entity_id, ref=ref, name=name, type=kind, mentions=mentions)
 
 
 def concept_entities_describe(
@@ -90,19 +94,21 @@ def concept_entities_describe(
     names: dict[int, Counter] = defaultdict(Counter)
     types: dict[int, Counter] = defaultdict(Counter)
     mentions: Counter = Counter()
+    refs: dict[int, str] = {}
     rows = (
         concept_mentions_visible(user=user, project=project)
         .filter(entity_id__in=ids)
-        .values_list("entity_id", "name", "type")
+        .values_list("entity_id", "entity__ref", "name", "type")
         .annotate(n=Count("fact_id"))
         .order_by()
     )
-    for entity_id, name, kind, n in rows:
+    for entity_id, ref, name, kind, n in rows:
+        refs[entity_id] = ref
         names[entity_id][name] += n
         types[entity_id][kind] += n
         mentions[entity_id] += n
     return {
-        entity_id: _view(entity_id, names[entity_id], types[entity_id], total)
+        entity_id: _view(entity_id, refs[entity_id], names[entity_id], types[entity_id], total)
         for entity_id, total in mentions.items()
     }
 
@@ -116,24 +122,30 @@ def _ends_described(edges: list[dict[str, Any]]) -> dict[int, EntityView]:
     ends = {e["subject_id"] for e in edges} | {e["object_id"] for e in edges}
     names: dict[int, Counter] = defaultdict(Counter)
     types: dict[int, Counter] = defaultdict(Counter)
-    for entity_id, name, kind in Mention.objects.filter(
+    refs: dict[int, str] = {}
+    for entity_id, ref, name, kind in Mention.objects.filter(
         fact_id__in=facts, entity_id__in=ends
-    ).values_list("entity_id", "name", "type"):
+    ).values_list("entity_id", "entity__ref", "name", "type"):
+        refs[entity_id] = ref
         names[entity_id][name] += 1
         types[entity_id][kind] += 1
-    return {i: _view(i, names[i], types[i], 0) for i in names}
+    return {i: _view(i, refs[i], names[i], types[i], 0) for i in names}
 
 
-def concept_entity_get_visible(
-    *, user: Any, entity_id: int, project: str | None = None
-) -> EntityView:
-    """One entity a visible fact mentions; NotFound otherwise."""
-    if not 0 < entity_id <= MAX_ID:
-        raise NotFound(f"No entity {entity_id}.")
-    found = concept_entities_describe(user=user, entity_ids=[entity_id], project=project)
+def concept_entity_get_visible(*, user: Any, ref: Any, project: str | None = None) -> EntityView:
+    """The entity of ``ref`` if a visible fact mentions it; NotFound otherwise (an id, or
+    anything else that is not a ref, names no entity)."""
+    if not isinstance(ref, str) or not is_ref(ref):
+        raise NotFound("No such entity: an entity is named by its ref, as the graph gives it.")
+    entity_id = Entity.objects.filter(ref=ref).values_list("pk", flat=True).first()
+    found = {} if entity_id is None else _describe_one(user, entity_id, project)
     if entity_id not in found:
-        raise NotFound(f"No entity {entity_id}.")
+        raise NotFound(f"No entity {ref}.")
     return found[entity_id]
+
+
+def _describe_one(user: Any, entity_id: int, project: str | None) -> dict[int, EntityView]:
+    return concept_entities_describe(user=user, entity_ids=[entity_id], project=project)
 
 
 def concept_entity_find_visible(*, user: Any, name: Any, project: str | None = None) -> EntityView:
@@ -153,7 +165,7 @@ def concept_entity_find_visible(*, user: Any, name: Any, project: str | None = N
     for candidate in keys:
         entity = Entity.objects.filter(key=candidate).values_list("pk", flat=True).first()
         if entity is not None:
-            found = concept_entities_describe(user=user, entity_ids=[entity], project=project)
+            found = _describe_one(user, entity, project)
             if entity in found:
                 return found[entity]
     # A name as the user's facts write it ("user" is each writer's own node).
@@ -164,7 +176,7 @@ def concept_entity_find_visible(*, user: Any, name: Any, project: str | None = N
         .first()
     )
     if mention is not None:
-        return concept_entity_get_visible(user=user, entity_id=mention, project=project)
+        return _describe_one(user, mention, project)[mention]
     raise NotFound(f"No entity named {name[:100]!r}.")
 
 
@@ -259,7 +271,7 @@ def concept_relations(
         named = [
             e
             for e in named
-            if (e["object"] if e["subject"]["id"] == entity.id else e["subject"])["type"] == type
+            if (e["object"] if e["subject"]["ref"] == entity.ref else e["subject"])["type"] == type
         ][:limit]
     return named
 
@@ -550,10 +562,10 @@ def concept_graph_view(
     )
     positions = _layout(ids, [(s, o, w) for s, _, o, w in edges])
     return {
-        "center": focus.id if focus else None,
+        "center": focus.ref if focus else None,
         "nodes": [
             {**views[i].as_dict(), "x": round(positions[i][0], 4), "y": round(positions[i][1], 4)}
             for i in ids
         ],
-        "edges": [{"s": s, "r": r, "o": o, "w": w} for s, r, o, w in edges],
+        "edges": [{"s": views[s].ref, "r": r, "o": views[o].ref, "w": w} for s, r, o, w in edges],
     }
