@@ -3,8 +3,11 @@
 through its fact, so nodes, edges, counts, weights, names and types are all computed
 from what the user can see.
 
-An entity is named to the reader by its ref, never its id: ids follow the order names
-were first written in, anyone's facts included.
+An entity is named to the reader by its ref, never its id, and whatever could be ordered
+by ids (ties among equally weighted edges or mentioned entities, the paths kept of many
+as short, the nodes kept of a neighbourhood, the order the layout reads) is ordered by
+names or refs: ids follow the order names were first written in, anyone's facts
+included.
 
 Paths are found by a breadth-first search from both ends at once, one query per hop
 over the visible edges of the frontier (measured against loading the visible graph
@@ -28,6 +31,8 @@ MAX_HOPS = 6
 MAX_PATHS = 20
 MAX_RELATIONS = 500
 SOURCES_PER_EDGE = 20
+# Ids per query where a lookup by a set of entities may be large.
+ID_CHUNK = 10_000
 # A hop whose frontier grows past this many entities stops the search: no answer is a
 # path through thousands of nodes.
 MAX_FRONTIER = 20_000
@@ -82,6 +87,15 @@ def _view(entity_id: int, ref: str, names: Counter, types: Counter, mentions: in
     name = min(names.items(), key=lambda item: (-item[1], item[0]))[0]
     kind = min(types.items(), key=lambda item: (-item[1], item[0] not in _SPECIFIC, item[0]))[0]
     return EntityView(id=entity_id, ref=ref, name=name, type=kind, mentions=mentions)
+
+
+def _keys(entity_ids: Iterable[int]) -> dict[int, str]:
+    """The keys of these entities, to order by name what would otherwise follow ids."""
+    ids = list(entity_ids)
+    keys: dict[int, str] = {}
+    for at in range(0, len(ids), ID_CHUNK):
+        keys.update(Entity.objects.filter(pk__in=ids[at : at + ID_CHUNK]).values_list("pk", "key"))
+    return keys
 
 
 def concept_entities_describe(
@@ -186,7 +200,7 @@ def _edges(triples: QuerySet[Triple], *, limit: int, offset: int = 0) -> list[di
     grouped = list(
         triples.values("subject_id", "relation", "object_id")
         .annotate(weight=Count("fact_id", distinct=True))
-        .order_by("-weight", "subject_id", "relation", "object_id")[offset : offset + limit]
+        .order_by("-weight", "subject__key", "relation", "object__key")[offset : offset + limit]
     )
     if not grouped:
         return []
@@ -286,7 +300,7 @@ def concept_neighbours(
     ids.discard(entity.id)
     views = concept_entities_describe(user=user, entity_ids=ids, project=project)
     found = [v for v in views.values() if type is None or v.type == type]
-    return sorted(found, key=lambda v: (-v.mentions, v.name))
+    return sorted(found, key=lambda v: (-v.mentions, v.name, v.ref))
 
 
 # --- Paths --------------------------------------------------------------------------------
@@ -349,6 +363,14 @@ def concept_paths(
         return []
     shortest = min(levels[0][n] + levels[1][n] for n in meeting)
     meeting = {n for n in meeting if levels[0][n] + levels[1][n] == shortest}
+    # Of more paths as short, those kept are the first by the names along them.
+    on_walks = _on_walks(parents, meeting)
+    keys = _keys(on_walks[0] | on_walks[1])
+    for side in (0, 1):
+        for node in on_walks[side]:
+            parents[side][node].sort(
+                key=lambda step: (keys.get(step[0], ""), step[1][1], keys.get(step[1][0], ""))
+            )
 
     def walks(side: int, node: int) -> Iterable[list[tuple[int, str, int]]]:
         if not parents[side][node]:
@@ -359,7 +381,7 @@ def concept_paths(
                 yield [*walk, edge]
 
     found: list[list[tuple[int, str, int]]] = []
-    for node in sorted(meeting):
+    for node in sorted(meeting, key=lambda n: keys.get(n, "")):
         for head in walks(0, node):
             for tail in walks(1, node):
                 found.append(head + tail[::-1])
@@ -381,6 +403,22 @@ def concept_paths(
         ]
         for path in found
     ]
+
+
+def _on_walks(
+    parents: list[dict[int, list[tuple[int, tuple[int, str, int]]]]], meeting: set[int]
+) -> tuple[set[int], set[int]]:
+    """The nodes on the walks from each end to the meeting nodes."""
+    sides: list[set[int]] = []
+    for side in (0, 1):
+        seen, todo = set(meeting), list(meeting)
+        while todo:
+            for previous, _ in parents[side][todo.pop()]:
+                if previous not in seen:
+                    seen.add(previous)
+                    todo.append(previous)
+        sides.append(seen)
+    return sides[0], sides[1]
 
 
 # --- Lists and stats ----------------------------------------------------------------------
@@ -408,7 +446,7 @@ def concept_nodes_visible(
         mentions = mentions.filter(
             entity_id__in=mentions.filter(name__icontains=q.strip()).values("entity_id")
         )
-    ranked = mentions.values("entity_id").annotate(n=Count("fact_id")).order_by("-n", "entity_id")
+    ranked = mentions.values("entity_id").annotate(n=Count("fact_id")).order_by("-n", "entity__key")
     count = ranked.count()
     ids = [row["entity_id"] for row in ranked[offset : offset + limit]]
     views = concept_entities_describe(user=user, entity_ids=ids, project=project)
@@ -543,7 +581,10 @@ def concept_graph_view(
         for _ in range(hops):
             reached = {n for s, _, o in _hop(triples, frontier) for n in (s, o)} - ids
             room = limit - len(ids)
-            frontier = set(sorted(reached)[:room])
+            if len(reached) > room:  # the first by name
+                keys = _keys(reached)
+                reached = set(sorted(reached, key=lambda n: keys.get(n, ""))[:room])
+            frontier = reached
             ids |= frontier
             if not frontier or len(ids) >= limit:
                 break
@@ -553,12 +594,14 @@ def concept_graph_view(
         views = {v.id: v for v in ranked}
     if type:
         views = {i: v for i, v in views.items() if v.type == type or (focus and i == focus.id)}
-    ids = list(views)
-    edges = list(
+    # The layout depends on the order it reads nodes and edges in: by name, not by id.
+    ids = sorted(views, key=lambda i: (-views[i].mentions, views[i].name, views[i].ref))
+    edges = sorted(
         triples.filter(subject_id__in=ids, object_id__in=ids)
         .values_list("subject_id", "relation", "object_id")
         .annotate(weight=Count("fact_id", distinct=True))
-        .order_by("-weight")
+        .order_by(),
+        key=lambda e: (-e[3], views[e[0]].ref, e[1], views[e[2]].ref),
     )
     positions = _layout(ids, [(s, o, w) for s, _, o, w in edges])
     return {
