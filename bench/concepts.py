@@ -158,7 +158,8 @@ def build_scope(edges: int, rng: random.Random):
     rows directly (the extraction is measured above)."""
     from django.contrib.auth import get_user_model
 
-    from concepts.models import Entity, Mention, Triple
+    from concepts.models import Entity, EntityRefKey, Mention, Triple
+    from concepts.normalise import entity_ref
     from facts.models import Fact
 
     user = get_user_model().objects.create_user(username="graph-owner")
@@ -167,7 +168,11 @@ def build_scope(edges: int, rng: random.Random):
         Fact(owner=user, content=f"statement {n}", visibility="private")
         for n in range(edges // per_fact)
     )
-    entities = Entity.objects.bulk_create(Entity(key=f"e{n}") for n in range(max(10, edges // 5)))
+    secret = EntityRefKey.current()
+    entities = Entity.objects.bulk_create(
+        Entity(key=f"e{n}", ref=entity_ref(f"e{n}", secret=secret))
+        for n in range(max(10, edges // 5))
+    )
     ids = [e.pk for e in entities]
     # A few hubs, many leaves: ends drawn with a skew, as real graphs have.
     weights = [1 / (rank + 10) for rank in range(len(ids))]
@@ -211,6 +216,7 @@ def baseline_path(adjacency, start: int, end: int, hops: int) -> bool:
 
 
 def queries(edges: int, count: int) -> list[list[object]]:
+    from concepts.models import Entity
     from concepts.selectors import (
         concept_entity_find_visible,
         concept_entity_get_visible,
@@ -223,10 +229,11 @@ def queries(edges: int, count: int) -> list[list[object]]:
     user, ids = build_scope(edges, rng)
     stored = concept_triples_visible(user=user).count()
     picks = [rng.choice(ids[: len(ids) // 2]) for _ in range(count)]
+    refs = dict(Entity.objects.filter(pk__in=picks).values_list("pk", "ref"))
     views = {}
     for entity in set(picks):
         try:
-            views[entity] = concept_entity_get_visible(user=user, entity_id=entity)
+            views[entity] = concept_entity_get_visible(user=user, ref=refs[entity])
         except Exception:  # an entity no triple drew
             continue
     picks = [p for p in picks if p in views]

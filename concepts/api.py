@@ -135,11 +135,13 @@ def stats(request: HttpRequest, project: str | None = None) -> dict[str, Any]:
     return selectors.concept_stats(user=request.user, project=project)
 
 
-@router.get("/entities/{entity_id}", response=EntityDetailOut, auth=read_auth)
-def entity(request: HttpRequest, entity_id: int, limit: int = 50) -> dict[str, Any]:
-    """One entity: its relations and the facts that mention it (at most `limit` each)."""
+@router.get("/entities/{entity_ref}", response=EntityDetailOut, auth=read_auth)
+def entity(request: HttpRequest, entity_ref: str, limit: int = 50) -> dict[str, Any]:
+    """One entity, by the `ref` the graph's answers give it: its relations and the facts
+    that mention it (at most `limit` each). 404 for a ref no fact you can see
+    mentions, and for anything else (an entity is never named by a number)."""
     page_window_check(limit=limit, offset=0)
-    found = selectors.concept_entity_get_visible(user=request.user, entity_id=entity_id)
+    found = selectors.concept_entity_get_visible(user=request.user, ref=entity_ref)
     return {
         "entity": found.as_dict(),
         "relations": selectors.concept_relations(user=request.user, entity=found, limit=limit),

@@ -7,7 +7,14 @@ may read (``concepts.selectors``). So a private fact never makes a node or an ed
 visible to anyone else, and the counts, weights, names and types a user sees are
 computed from the facts visible to them. Deleting a fact deletes its rows (the foreign
 keys cascade); an entity no fact mentions any more is pruned with them.
+
+An entity row is shared by every fact naming it, so its id (numbered as names are first
+written) would tell a reader whether a name occurred before in facts they cannot read.
+Readers see its ``ref`` instead: a keyed hash of its key, the same whether or not anyone
+else names it.
 """
+
+import secrets
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import models
@@ -19,19 +26,46 @@ from teams.models import Membership, Role, ScopedModel, Visibility
 ENTITY_TYPES = ("person", "organisation", "project", "tool", "place", "concept", "other")
 NAME_LENGTH = 200
 RELATION_LENGTH = 64
+REF_LENGTH = 26
+
+
+class EntityRefKey(models.Model):
+    """The secret entity refs are keyed with: random, one per install, kept in the
+    database (not derived from SECRET_KEY, whose change would give the names written
+    after it other refs than the names written before, and so tell them apart)."""
+
+    secret = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return "entity ref key"
+
+    @classmethod
+    def current(cls) -> str:
+        """The install's key, made on first use (the migration adding refs makes it; a
+        flushed database needs it again)."""
+        secret = cls.objects.filter(pk=1).values_list("secret", flat=True).first()
+        if secret is None:
+            # Of two processes making it at once, the first wins and both read its key.
+            cls.objects.bulk_create(
+                [cls(pk=1, secret=secrets.token_hex(32))], ignore_conflicts=True
+            )
+            secret = cls.objects.values_list("secret", flat=True).get(pk=1)
+        return secret
 
 
 class Entity(models.Model):
-    """A node: one normalised name (``concepts.normalise.entity_key``)."""
+    """A node: one normalised name (``concepts.normalise.entity_key``), named to
+    readers by its ``ref`` (``concepts.normalise.entity_ref``), never by its id."""
 
     key = models.CharField(max_length=NAME_LENGTH, unique=True)
+    ref = models.CharField(max_length=REF_LENGTH, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         verbose_name_plural = "entities"
 
     def __str__(self) -> str:
-        return f"entity {self.pk}"
+        return f"entity {self.ref}"
 
 
 class Mention(models.Model):

@@ -1,16 +1,20 @@
 """One key per entity name: "The  Billing Services", "billing service" and "Billing
-service" name one node."""
+service" name one node; and the ref readers know that node by."""
 
+import base64
+import hashlib
+import hmac
 import re
 import unicodedata
 
 from memoryhub.engine.unicode import UNSTORABLE
 
-from .models import NAME_LENGTH
+from .models import NAME_LENGTH, REF_LENGTH
 
 # The user who wrote a fact: one node per person, never one "user" for everyone.
 USER_NAME = "user"
 _WORD = re.compile(r"\w+")
+_REF = re.compile(rf"[a-z2-7]{{{REF_LENGTH}}}")
 _POSSESSIVE = re.compile(r"['\u2019]s\b")
 _DETERMINER = re.compile(r"^(?:the|a|an|our|my|their|his|her|its)\s+", re.IGNORECASE)
 _EDGE_PUNCTUATION = "\"'`\u201c\u201d\u2018\u2019()[]{}<>.,;:!?*_~"
@@ -44,6 +48,20 @@ def entity_key(name: str) -> str:
         for at, word in enumerate(words)
     ]
     return " ".join(words).casefold()[:NAME_LENGTH].strip()
+
+
+def entity_ref(key: str, *, secret: str) -> str:
+    """The ref of the entity of ``key``: an HMAC-SHA256 of the key under the install's
+    ``secret`` (``EntityRefKey``), 128 bits in lower-case base32. It depends on the name
+    alone, never on when or by whom the name was first written, and without the secret
+    nobody can tell which name a ref stands for."""
+    digest = hmac.new(secret.encode(), key.encode(), hashlib.sha256).digest()
+    return base64.b32encode(digest[:16]).decode().rstrip("=").lower()[:REF_LENGTH]
+
+
+def is_ref(value: str) -> bool:
+    """Whether ``value`` has the shape of a ref (anything else names no entity)."""
+    return _REF.fullmatch(value) is not None
 
 
 def user_key(owner_id: int) -> str:

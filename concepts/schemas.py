@@ -4,9 +4,13 @@ from typing import Literal
 
 from ninja import Field, Schema
 
+REF_DESCRIPTION = (
+    "The entity's ref: what the graph names it by (GET /api/concept-graph/entities/{ref})"
+)
+
 
 class EntityOut(Schema):
-    id: int
+    ref: str = Field(description=REF_DESCRIPTION)
     name: str
     type: str
     mentions: int = Field(description="Facts you can see that mention it")
@@ -14,9 +18,9 @@ class EntityOut(Schema):
 
 class EndOut(Schema):
     """An end of a relation, named and typed as the facts stating the relation name it
-    (``GET /api/concept-graph/entities/{id}`` counts its mentions)."""
+    (``GET /api/concept-graph/entities/{ref}`` counts its mentions)."""
 
-    id: int
+    ref: str = Field(description=REF_DESCRIPTION)
     name: str
     type: str
 

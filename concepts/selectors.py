@@ -3,6 +3,12 @@
 through its fact, so nodes, edges, counts, weights, names and types are all computed
 from what the user can see.
 
+An entity is named to the reader by its ref, never its id, and whatever could be ordered
+by ids (ties among equally weighted edges or mentioned entities, the paths kept of many
+as short, the nodes kept of a neighbourhood, the order the layout reads) is ordered by
+names or refs: ids follow the order names were first written in, anyone's facts
+included.
+
 Paths are found by a breadth-first search from both ends at once, one query per hop
 over the visible edges of the frontier (measured against loading the visible graph
 into memory: see ``bench/concepts.py``).
@@ -16,16 +22,17 @@ from typing import Any
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from memoryhub.engine.errors import InvalidInput, NotFound
-from memoryhub.engine.refs import MAX_ID
 
 from .models import ENTITY_TYPES, Alias, Entity, Mention, Triple
-from .normalise import entity_key
+from .normalise import entity_key, is_ref
 from .services import RAW_LAYER, fact_model
 
 MAX_HOPS = 6
 MAX_PATHS = 20
 MAX_RELATIONS = 500
 SOURCES_PER_EDGE = 20
+# Ids per query where a lookup by a set of entities may be large.
+ID_CHUNK = 10_000
 # A hop whose frontier grows past this many entities stops the search: no answer is a
 # path through thousands of nodes.
 MAX_FRONTIER = 20_000
@@ -57,27 +64,38 @@ def concept_mentions_visible(*, user: Any, project: str | None = None) -> QueryS
 
 @dataclass(frozen=True)
 class EntityView:
-    """An entity as one user sees it: the name and type most of their facts give it."""
+    """An entity as one user sees it: the name and type most of their facts give it.
+    ``id`` is for queries only: what a reader is given is ``ref``."""
 
     id: int
+    ref: str
     name: str
     type: str
     mentions: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "type": self.type, "mentions": self.mentions}
+        return {"ref": self.ref, "name": self.name, "type": self.type, "mentions": self.mentions}
 
     def as_end(self) -> dict[str, Any]:
         """The entity as an end of a relation: named, typed, not counted."""
-        return {"id": self.id, "name": self.name, "type": self.type}
+        return {"ref": self.ref, "name": self.name, "type": self.type}
 
 
-def _view(entity_id: int, names: Counter, types: Counter, mentions: int) -> EntityView:
+def _view(entity_id: int, ref: str, names: Counter, types: Counter, mentions: int) -> EntityView:
     """An entity by the name most of its mentions give it, and the type (a specific one
     first among equals)."""
     name = min(names.items(), key=lambda item: (-item[1], item[0]))[0]
     kind = min(types.items(), key=lambda item: (-item[1], item[0] not in _SPECIFIC, item[0]))[0]
-    return EntityView(id=entity_id, name=name, type=kind, mentions=mentions)
+    return EntityView(id=entity_id, ref=ref, name=name, type=kind, mentions=mentions)
+
+
+def _keys(entity_ids: Iterable[int]) -> dict[int, str]:
+    """The keys of these entities, to order by name what would otherwise follow ids."""
+    ids = list(entity_ids)
+    keys: dict[int, str] = {}
+    for at in range(0, len(ids), ID_CHUNK):
+        keys.update(Entity.objects.filter(pk__in=ids[at : at + ID_CHUNK]).values_list("pk", "key"))
+    return keys
 
 
 def concept_entities_describe(
@@ -90,19 +108,21 @@ def concept_entities_describe(
     names: dict[int, Counter] = defaultdict(Counter)
     types: dict[int, Counter] = defaultdict(Counter)
     mentions: Counter = Counter()
+    refs: dict[int, str] = {}
     rows = (
         concept_mentions_visible(user=user, project=project)
         .filter(entity_id__in=ids)
-        .values_list("entity_id", "name", "type")
+        .values_list("entity_id", "entity__ref", "name", "type")
         .annotate(n=Count("fact_id"))
         .order_by()
     )
-    for entity_id, name, kind, n in rows:
+    for entity_id, ref, name, kind, n in rows:
+        refs[entity_id] = ref
         names[entity_id][name] += n
         types[entity_id][kind] += n
         mentions[entity_id] += n
     return {
-        entity_id: _view(entity_id, names[entity_id], types[entity_id], total)
+        entity_id: _view(entity_id, refs[entity_id], names[entity_id], types[entity_id], total)
         for entity_id, total in mentions.items()
     }
 
@@ -116,24 +136,30 @@ def _ends_described(edges: list[dict[str, Any]]) -> dict[int, EntityView]:
     ends = {e["subject_id"] for e in edges} | {e["object_id"] for e in edges}
     names: dict[int, Counter] = defaultdict(Counter)
     types: dict[int, Counter] = defaultdict(Counter)
-    for entity_id, name, kind in Mention.objects.filter(
+    refs: dict[int, str] = {}
+    for entity_id, ref, name, kind in Mention.objects.filter(
         fact_id__in=facts, entity_id__in=ends
-    ).values_list("entity_id", "name", "type"):
+    ).values_list("entity_id", "entity__ref", "name", "type"):
+        refs[entity_id] = ref
         names[entity_id][name] += 1
         types[entity_id][kind] += 1
-    return {i: _view(i, names[i], types[i], 0) for i in names}
+    return {i: _view(i, refs[i], names[i], types[i], 0) for i in names}
 
 
-def concept_entity_get_visible(
-    *, user: Any, entity_id: int, project: str | None = None
-) -> EntityView:
-    """One entity a visible fact mentions; NotFound otherwise."""
-    if not 0 < entity_id <= MAX_ID:
-        raise NotFound(f"No entity {entity_id}.")
-    found = concept_entities_describe(user=user, entity_ids=[entity_id], project=project)
+def concept_entity_get_visible(*, user: Any, ref: Any, project: str | None = None) -> EntityView:
+    """The entity of ``ref`` if a visible fact mentions it; NotFound otherwise (an id, or
+    anything else that is not a ref, names no entity)."""
+    if not isinstance(ref, str) or not is_ref(ref):
+        raise NotFound("No such entity: an entity is named by its ref, as the graph gives it.")
+    entity_id = Entity.objects.filter(ref=ref).values_list("pk", flat=True).first()
+    found = {} if entity_id is None else _describe_one(user, entity_id, project)
     if entity_id not in found:
-        raise NotFound(f"No entity {entity_id}.")
+        raise NotFound(f"No entity {ref}.")
     return found[entity_id]
+
+
+def _describe_one(user: Any, entity_id: int, project: str | None) -> dict[int, EntityView]:
+    return concept_entities_describe(user=user, entity_ids=[entity_id], project=project)
 
 
 def concept_entity_find_visible(*, user: Any, name: Any, project: str | None = None) -> EntityView:
@@ -153,7 +179,7 @@ def concept_entity_find_visible(*, user: Any, name: Any, project: str | None = N
     for candidate in keys:
         entity = Entity.objects.filter(key=candidate).values_list("pk", flat=True).first()
         if entity is not None:
-            found = concept_entities_describe(user=user, entity_ids=[entity], project=project)
+            found = _describe_one(user, entity, project)
             if entity in found:
                 return found[entity]
     # A name as the user's facts write it ("user" is each writer's own node).
@@ -164,7 +190,7 @@ def concept_entity_find_visible(*, user: Any, name: Any, project: str | None = N
         .first()
     )
     if mention is not None:
-        return concept_entity_get_visible(user=user, entity_id=mention, project=project)
+        return _describe_one(user, mention, project)[mention]
     raise NotFound(f"No entity named {name[:100]!r}.")
 
 
@@ -174,7 +200,7 @@ def _edges(triples: QuerySet[Triple], *, limit: int, offset: int = 0) -> list[di
     grouped = list(
         triples.values("subject_id", "relation", "object_id")
         .annotate(weight=Count("fact_id", distinct=True))
-        .order_by("-weight", "subject_id", "relation", "object_id")[offset : offset + limit]
+        .order_by("-weight", "subject__key", "relation", "object__key")[offset : offset + limit]
     )
     if not grouped:
         return []
@@ -259,7 +285,7 @@ def concept_relations(
         named = [
             e
             for e in named
-            if (e["object"] if e["subject"]["id"] == entity.id else e["subject"])["type"] == type
+            if (e["object"] if e["subject"]["ref"] == entity.ref else e["subject"])["type"] == type
         ][:limit]
     return named
 
@@ -274,7 +300,7 @@ def concept_neighbours(
     ids.discard(entity.id)
     views = concept_entities_describe(user=user, entity_ids=ids, project=project)
     found = [v for v in views.values() if type is None or v.type == type]
-    return sorted(found, key=lambda v: (-v.mentions, v.name))
+    return sorted(found, key=lambda v: (-v.mentions, v.name, v.ref))
 
 
 # --- Paths --------------------------------------------------------------------------------
@@ -337,6 +363,14 @@ def concept_paths(
         return []
     shortest = min(levels[0][n] + levels[1][n] for n in meeting)
     meeting = {n for n in meeting if levels[0][n] + levels[1][n] == shortest}
+    # Of more paths as short, those kept are the first by the names along them.
+    on_walks = _on_walks(parents, meeting)
+    keys = _keys(on_walks[0] | on_walks[1])
+    for side in (0, 1):
+        for node in on_walks[side]:
+            parents[side][node].sort(
+                key=lambda step: (keys.get(step[0], ""), step[1][1], keys.get(step[1][0], ""))
+            )
 
     def walks(side: int, node: int) -> Iterable[list[tuple[int, str, int]]]:
         if not parents[side][node]:
@@ -347,7 +381,7 @@ def concept_paths(
                 yield [*walk, edge]
 
     found: list[list[tuple[int, str, int]]] = []
-    for node in sorted(meeting):
+    for node in sorted(meeting, key=lambda n: keys.get(n, "")):
         for head in walks(0, node):
             for tail in walks(1, node):
                 found.append(head + tail[::-1])
@@ -369,6 +403,22 @@ def concept_paths(
         ]
         for path in found
     ]
+
+
+def _on_walks(
+    parents: list[dict[int, list[tuple[int, tuple[int, str, int]]]]], meeting: set[int]
+) -> tuple[set[int], set[int]]:
+    """The nodes on the walks from each end to the meeting nodes."""
+    sides: list[set[int]] = []
+    for side in (0, 1):
+        seen, todo = set(meeting), list(meeting)
+        while todo:
+            for previous, _ in parents[side][todo.pop()]:
+                if previous not in seen:
+                    seen.add(previous)
+                    todo.append(previous)
+        sides.append(seen)
+    return sides[0], sides[1]
 
 
 # --- Lists and stats ----------------------------------------------------------------------
@@ -396,7 +446,7 @@ def concept_nodes_visible(
         mentions = mentions.filter(
             entity_id__in=mentions.filter(name__icontains=q.strip()).values("entity_id")
         )
-    ranked = mentions.values("entity_id").annotate(n=Count("fact_id")).order_by("-n", "entity_id")
+    ranked = mentions.values("entity_id").annotate(n=Count("fact_id")).order_by("-n", "entity__key")
     count = ranked.count()
     ids = [row["entity_id"] for row in ranked[offset : offset + limit]]
     views = concept_entities_describe(user=user, entity_ids=ids, project=project)
@@ -531,7 +581,10 @@ def concept_graph_view(
         for _ in range(hops):
             reached = {n for s, _, o in _hop(triples, frontier) for n in (s, o)} - ids
             room = limit - len(ids)
-            frontier = set(sorted(reached)[:room])
+            if len(reached) > room:  # the first by name
+                keys = _keys(reached)
+                reached = set(sorted(reached, key=lambda n: keys.get(n, ""))[:room])
+            frontier = reached
             ids |= frontier
             if not frontier or len(ids) >= limit:
                 break
@@ -541,19 +594,21 @@ def concept_graph_view(
         views = {v.id: v for v in ranked}
     if type:
         views = {i: v for i, v in views.items() if v.type == type or (focus and i == focus.id)}
-    ids = list(views)
-    edges = list(
+    # The layout depends on the order it reads nodes and edges in: by name, not by id.
+    ids = sorted(views, key=lambda i: (-views[i].mentions, views[i].name, views[i].ref))
+    edges = sorted(
         triples.filter(subject_id__in=ids, object_id__in=ids)
         .values_list("subject_id", "relation", "object_id")
         .annotate(weight=Count("fact_id", distinct=True))
-        .order_by("-weight")
+        .order_by(),
+        key=lambda e: (-e[3], views[e[0]].ref, e[1], views[e[2]].ref),
     )
     positions = _layout(ids, [(s, o, w) for s, _, o, w in edges])
     return {
-        "center": focus.id if focus else None,
+        "center": focus.ref if focus else None,
         "nodes": [
             {**views[i].as_dict(), "x": round(positions[i][0], 4), "y": round(positions[i][1], 4)}
             for i in ids
         ],
-        "edges": [{"s": s, "r": r, "o": o, "w": w} for s, r, o, w in edges],
+        "edges": [{"s": views[s].ref, "r": r, "o": views[o].ref, "w": w} for s, r, o, w in edges],
     }

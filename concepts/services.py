@@ -27,8 +27,8 @@ from memoryhub.engine.unicode import UNSTORABLE
 from teams.models import Visibility
 from teams.services import Actor, audit_log, scope_for_new_row
 
-from .models import NAME_LENGTH, Alias, Entity, FactExtraction, Mention, Triple
-from .normalise import USER_NAME, entity_key, name_stated_in, user_key
+from .models import NAME_LENGTH, Alias, Entity, EntityRefKey, FactExtraction, Mention, Triple
+from .normalise import USER_NAME, entity_key, entity_ref, name_stated_in, user_key
 
 # Facts per request to the provider.
 EXTRACT_BATCH = 20
@@ -247,7 +247,11 @@ def _entities_ensure(keys: set[str]) -> dict[str, int]:
     found = dict(Entity.objects.filter(key__in=keys).values_list("key", "pk"))
     missing = keys - found.keys()
     if missing:
-        Entity.objects.bulk_create([Entity(key=k) for k in missing], ignore_conflicts=True)
+        secret = EntityRefKey.current()
+        Entity.objects.bulk_create(
+            [Entity(key=k, ref=entity_ref(k, secret=secret)) for k in missing],
+            ignore_conflicts=True,
+        )
         found.update(Entity.objects.filter(key__in=missing).values_list("key", "pk"))
     return found
 

@@ -72,10 +72,11 @@ def graph_stats_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_GET
-def graph_entity_view(request: HttpRequest, entity_id: int) -> HttpResponse:
-    """The side panel of one entity: its relations and the facts that mention it."""
+def graph_entity_view(request: HttpRequest, ref: str) -> HttpResponse:
+    """The side panel of one entity (by its ref): its relations and the facts that
+    mention it."""
     try:
-        entity = selectors.concept_entity_get_visible(user=request.user, entity_id=entity_id)
+        entity = selectors.concept_entity_get_visible(user=request.user, ref=ref)
     except NotFound:
         raise Http404("No such entity.") from None
     relations = selectors.concept_relations(user=request.user, entity=entity, limit=100)

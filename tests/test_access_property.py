@@ -599,10 +599,10 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     yield "GET /api/concept-graph/aliases", get(api, "/api/concept-graph/aliases", limit=200)
     yield "GET /graph/", get(session, "/graph/")
     yield "GET /graph/data/", get(session, "/graph/data/", limit=2000)
-    for entity_id in Entity.objects.values_list("pk", flat=True):
-        url = f"/api/concept-graph/entities/{entity_id}"
+    for ref in Entity.objects.values_list("ref", flat=True):
+        url = f"/api/concept-graph/entities/{ref}"
         yield f"GET {url}", get(api, url)
-        yield f"GET /graph/entities/{entity_id}/", get(session, f"/graph/entities/{entity_id}/")
+        yield f"GET /graph/entities/{ref}/", get(session, f"/graph/entities/{ref}/")
     yield "GET /memory/", get(session, "/memory/")
     yield "GET /memory/?status=all", get(session, "/memory/", status="all")
     yield "GET /memory/chart/", get(session, "/memory/chart/")

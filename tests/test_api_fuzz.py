@@ -99,7 +99,7 @@ def _concept_ids(actor: Actor) -> dict[str, int]:
     fact_create(actor=actor, data={"content": "Alice works at Acme Corp."})
     concept_graph_sync()
     alias = concept_alias_create(actor=actor, alias="Acme", target="Acme Corp")
-    return {"entity_id": Entity.objects.get(key="acme corp").pk, "alias_id": alias.pk}
+    return {"entity_ref": Entity.objects.get(key="acme corp").ref, "alias_id": alias.pk}
 
 
 def _fuzz(strategy, label: str, headers: dict, errors: dict, answered: set) -> None:

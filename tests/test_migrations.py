@@ -240,9 +240,8 @@ def test_a_graph_stored_before_its_aliases_and_citations_were_checked_is_read_ag
             for r in concept_relations(user=user, entity=entity)
         }
 
-    before = [("concepts", "0001_initial")]
-    executor = MigrationExecutor(connection)
-    executor.migrate(before)
+    # The graph is written as it was before (the rows' shape has not changed since but
+    # for refs, which going back to the first migration drops), then migrated.
     carol = make_user("carol")
     # As the graph was written before: anyone's global alias merged names in every fact,
     Alias.objects.create(
@@ -269,6 +268,8 @@ def test_a_graph_stored_before_its_aliases_and_citations_were_checked_is_read_ag
     _graph_rows_write(fact_ids=[zephyrcore.pk])
     assert ("Heronbase", "runs_on", "Evilcorpdb") in relations(owner, "heronbase")
     assert ("Zephyrcore", "mentioned_with", "Privatevault") in relations(outsider, "zephyrcore")
+    executor = MigrationExecutor(connection)
+    executor.migrate([("concepts", "0001_initial")])
 
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
@@ -283,3 +284,30 @@ def test_a_graph_stored_before_its_aliases_and_citations_were_checked_is_read_ag
     assert relations(outsider, "zephyrcore") == {("Zephyrcore", "runs_on", "Kubelet")}
     assert relations(owner, "privatevault") == {("Privatevault", "runs_on", "Vaultd")}
     assert Entity.objects.filter(key="privatevault").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_entities_stored_before_refs_get_the_refs_their_names_give():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from concepts.models import Entity, EntityRefKey
+    from concepts.normalise import entity_ref
+    from concepts.services import _entities_ensure
+
+    before = [("concepts", "0002_graph_rows_checked_again")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old_entity = executor.loader.project_state(before).apps.get_model("concepts", "Entity")
+    stored = {key: old_entity.objects.create(key=key).pk for key in ("kestrelvault", "@user:7")}
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    secret = EntityRefKey.current()
+    refs = dict(Entity.objects.values_list("key", "ref"))
+    assert refs == {key: entity_ref(key, secret=secret) for key in stored}
+    # A name written now finds its row and ref; a fresh one gets its ref the same way.
+    assert _entities_ensure({"kestrelvault", "quillgate"})["kestrelvault"] == stored["kestrelvault"]
+    assert Entity.objects.get(key="kestrelvault").ref == refs["kestrelvault"]
+    assert Entity.objects.get(key="quillgate").ref == entity_ref("quillgate", secret=secret)

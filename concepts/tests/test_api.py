@@ -69,7 +69,7 @@ def test_a_relation_names_its_ends_as_the_facts_stating_it_name_them(
     body = get(teammate_client, "/query", entity="postgres").json()
     (relation,) = body["relations"]
     assert relation["subject"] == {
-        "id": relation["subject"]["id"],
+        "ref": relation["subject"]["ref"],
         "name": "Ledger Daemon",
         "type": relation["subject"]["type"],
     }
@@ -104,7 +104,7 @@ def test_an_outsider_sees_no_node_edge_count_or_weight_of_others(world, outsider
         response = get(outsider_client, path, **params)
         assert response.status_code == 404, (path, response.content)
     ledgerd = Entity.objects.get(key="ledgerd")
-    assert get(outsider_client, f"/entities/{ledgerd.pk}").status_code == 404
+    assert get(outsider_client, f"/entities/{ledgerd.ref}").status_code == 404
     nodes = get(outsider_client, "/nodes").json()
     assert {n["name"] for n in nodes["items"]} == {"Grafana", "Prometheus"}
     assert nodes["count"] == 2
@@ -159,7 +159,7 @@ def test_nodes_and_edges_are_paginated_and_filtered(world, owner_client):
     assert first["items"][0]["name"] == "Ledgerd"  # most mentioned
     assert "offset=2" in first["next"]
     rest = owner_client.get(first["next"]).json()
-    assert not {n["id"] for n in rest["items"]} & {n["id"] for n in first["items"]}
+    assert not {n["ref"] for n in rest["items"]} & {n["ref"] for n in first["items"]}
     typed = get(owner_client, "/nodes", type="organisation").json()
     assert typed["count"] == 0
     named = get(owner_client, "/nodes", q="billing").json()
@@ -180,13 +180,13 @@ def test_stats_count_what_the_caller_sees(world, owner_client, teammate_client):
 
 def test_an_entity_page_lists_its_relations_and_source_facts(world, owner_client, teammate_client):
     ledgerd = Entity.objects.get(key="ledgerd")
-    body = get(owner_client, f"/entities/{ledgerd.pk}").json()
+    body = get(owner_client, f"/entities/{ledgerd.ref}").json()
     assert body["entity"]["mentions"] == 5
     assert len(body["sources"]) == 5
-    theirs = get(teammate_client, f"/entities/{ledgerd.pk}").json()
+    theirs = get(teammate_client, f"/entities/{ledgerd.ref}").json()
     assert {s["visibility"] for s in theirs["sources"]} == {"team"}
-    for missing in (0, 999999, 2**70):
-        assert get(owner_client, f"/entities/{missing}").status_code in (404, 422)
+    for missing in (0, ledgerd.pk, 2**70, "a" * 26, ledgerd.ref.upper(), "x" * 5000):
+        assert get(owner_client, f"/entities/{missing}").status_code == 404, missing
 
 
 def test_unknown_entity_and_odd_names_answer_404_or_400_never_500(world, owner_client):
@@ -264,7 +264,7 @@ def test_another_users_global_alias_never_rewrites_alices_private_graph(
     body = get(owner_client, "/query", entity="Heronbase").json()
     assert body["entity"]["name"] == "Heronbase"
     assert relations(body) == {("Heronbase", "depends_on", "Ledgerd", 1)}
-    heronbase = body["entity"]["id"]
+    heronbase = body["entity"]["ref"]
     reads = [
         owner_client.get(f"{API}/entities/{heronbase}"),
         owner_client.get(f"/graph/entities/{heronbase}/"),

@@ -9,11 +9,11 @@ import pytest
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def node_id(page, name: str) -> int:
-    return page.evaluate("name => window.conceptGraph.nodes.find(n => n.name === name).id", name)
+def node_ref(page, name: str) -> str:
+    return page.evaluate("name => window.conceptGraph.nodes.find(n => n.name === name).ref", name)
 
 
-def position(page, entity: int) -> tuple[float, float]:
+def position(page, entity: str) -> tuple[float, float]:
     point = page.evaluate("id => window.conceptGraph.screenPosition(id)", entity)
     return point["x"], point["y"]
 
@@ -41,23 +41,25 @@ def test_the_graph_is_drawn_zoomed_highlighted_and_leads_to_its_source_facts(
     assert canvas.get_attribute("data-edges") == "3"
     assert "Showing 5 entities and 3 relations" in page.locator("#graph-status").inner_text()
 
-    # Scroll to zoom in.
+    # Scroll to zoom in, and out again past where it began (so every node is in view).
+    fitted = page.evaluate("() => window.conceptGraph.scale")
     box = canvas.bounding_box()
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.mouse.wheel(0, -400)
+    page.mouse.wheel(0, -200)
     page.wait_for_function("Number(document.querySelector('#graph-canvas').dataset.scale) > 0")
     zoomed = float(canvas.get_attribute("data-scale"))
-    page.mouse.wheel(0, 200)
+    assert zoomed > fitted
+    page.mouse.wheel(0, 400)
     page.wait_for_function(
-        f"Number(document.querySelector('#graph-canvas').dataset.scale) < {zoomed}"
+        f"Number(document.querySelector('#graph-canvas').dataset.scale) < {fitted}"
     )
 
     # Hover: the node and its neighbours are highlighted, nothing else.
-    ledgerd, postgres = node_id(page, "Ledgerd"), node_id(page, "Postgres")
-    billing, grafana = node_id(page, "billing service"), node_id(page, "Grafana")
+    ledgerd, postgres = node_ref(page, "Ledgerd"), node_ref(page, "Postgres")
+    billing, grafana = node_ref(page, "billing service"), node_ref(page, "Grafana")
     page.mouse.move(*position(page, ledgerd))
     page.wait_for_function(f"document.querySelector('#graph-canvas').dataset.hover === '{ledgerd}'")
-    highlighted = {int(i) for i in canvas.get_attribute("data-highlighted").split(",")}
+    highlighted = set(canvas.get_attribute("data-highlighted").split(","))
     assert highlighted == {ledgerd, postgres, billing}
     assert grafana not in highlighted
 

@@ -391,9 +391,9 @@ def test_a_triple_cited_to_a_global_fact_never_names_what_only_a_private_fact_sa
         outsider_client.get("/graph/data/", {"center": "Zephyrcore"}),
         outsider_client.get("/graph/"),
     ]
-    for entity_id in Entity.objects.values_list("pk", flat=True):
-        reads.append(outsider_client.get(f"{api}/entities/{entity_id}"))
-        reads.append(outsider_client.get(f"/graph/entities/{entity_id}/"))
+    for ref in Entity.objects.values_list("ref", flat=True):
+        reads.append(outsider_client.get(f"{api}/entities/{ref}"))
+        reads.append(outsider_client.get(f"/graph/entities/{ref}/"))
     for response in reads:
         assert response.status_code in (200, 404), response.status_code
         assert "privatevault" not in response.content.decode().casefold(), response.content

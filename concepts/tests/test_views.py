@@ -74,7 +74,7 @@ def test_the_graph_data_holds_positions_of_visible_nodes_only(
 def test_a_neighbourhood_is_the_entities_within_n_hops(world, owner_client):
     near = owner_client.get("/graph/data/", {"center": "Postgres", "hops": 1}).json()
     assert names(near) == {"Postgres", "Ledgerd"}
-    assert near["center"] == Entity.objects.get(key="postgres").pk
+    assert near["center"] == Entity.objects.get(key="postgres").ref
     wider = owner_client.get("/graph/data/", {"center": "Postgres", "hops": 2}).json()
     assert names(wider) == {"Postgres", "Ledgerd", "billing service", "Nightjar"}
     typed = owner_client.get("/graph/data/", {"relation": "runs_on"}).json()
@@ -95,10 +95,11 @@ def test_the_entity_panel_lists_relations_and_links_their_source_facts(
     world, owner_client, outsider_client
 ):
     ledgerd = Entity.objects.get(key="ledgerd")
-    panel = owner_client.get(f"/graph/entities/{ledgerd.pk}/").content.decode()
+    panel = owner_client.get(f"/graph/entities/{ledgerd.ref}/").content.decode()
     assert "runs_on" in panel and "calls" in panel
     assert 'href="/memory/' in panel
-    assert outsider_client.get(f"/graph/entities/{ledgerd.pk}/").status_code == 404
+    assert outsider_client.get(f"/graph/entities/{ledgerd.ref}/").status_code == 404
+    assert owner_client.get(f"/graph/entities/{ledgerd.pk}/").status_code == 404
 
 
 def test_the_build_button_starts_a_job_with_progress(owner_client, owner):

@@ -18,7 +18,7 @@
     var panel = document.getElementById("graph-panel");
     var form = document.getElementById("graph-controls");
     var state = {
-      nodes: [], edges: [], labelled: [], byId: {}, scale: 1, tx: 0, ty: 0,
+      nodes: [], edges: [], labelled: [], byRef: {}, scale: 1, tx: 0, ty: 0,
       hover: null, selected: null, drag: null, dirty: true, frames: 0
     };
     window.conceptGraph = state;
@@ -41,8 +41,8 @@
       return { x: (x - state.tx) / state.scale, y: (y - state.ty) / state.scale };
     }
 
-    state.screenPosition = function (id) {
-      var node = state.byId[id];
+    state.screenPosition = function (ref) {
+      var node = state.byRef[ref];
       if (!node) return null;
       var rect = canvas.getBoundingClientRect();
       var p = toScreen(node);
@@ -62,9 +62,9 @@
     function setHover(node) {
       if (node === state.hover) return;
       state.hover = node;
-      var ids = node ? [node.id].concat(Object.keys(node.neighbours).map(Number)) : [];
-      canvas.dataset.hover = node ? node.id : "";
-      canvas.dataset.highlighted = ids.join(",");
+      var refs = node ? [node.ref].concat(Object.keys(node.neighbours)) : [];
+      canvas.dataset.hover = node ? node.ref : "";
+      canvas.dataset.highlighted = refs.join(",");
       canvas.style.cursor = node ? "pointer" : "grab";
       state.stale = state.dirty = true;
     }
@@ -116,7 +116,7 @@
         for (var k = 0; k < state.nodes.length; k++) {
           var n = state.nodes[k];
           if (n.kind !== type) continue;
-          if (lit && n !== focus && !lit[n.id]) { faded.push(n); continue; }
+          if (lit && n !== focus && !lit[n.ref]) { faded.push(n); continue; }
           var r = n.r;
           ctx.moveTo(n.x * s + tx + r, n.y * s + ty);
           ctx.arc(n.x * s + tx, n.y * s + ty, r, 0, 2 * Math.PI);
@@ -146,7 +146,7 @@
       var shown = 0;
       for (var l = 0; l < state.labelled.length && shown < LABELS; l++) {
         var node = state.labelled[l];
-        if (lit && node !== focus && !lit[node.id]) continue;
+        if (lit && node !== focus && !lit[node.ref]) continue;
         var x = node.x * s + tx, y = node.y * s + ty;
         if (x < -MARGIN || y < -MARGIN || x > rect.width + MARGIN || y > rect.height + MARGIN) continue;
         ctx.fillText(node.name, x + node.r + 3, y + 4);
@@ -218,21 +218,21 @@
     function show(data) {
       // Layout positions are in [-1, 1]; spread them so nodes have room.
       var spread = 300 * Math.max(1, Math.sqrt(data.nodes.length) / 5);
-      state.byId = {};
+      state.byRef = {};
       state.nodes = data.nodes.map(function (n) {
         var node = {
-          id: n.id, name: n.name, kind: COLOURS[n.type] ? n.type : "other", type: n.type,
+          ref: n.ref, name: n.name, kind: COLOURS[n.type] ? n.type : "other", type: n.type,
           mentions: n.mentions, x: n.x * spread, y: n.y * spread, neighbours: {}
         };
         node.r = radius(node);
-        state.byId[n.id] = node;
+        state.byRef[n.ref] = node;
         return node;
       });
       state.edges = [];
       data.edges.forEach(function (e) {
-        var a = state.byId[e.s], b = state.byId[e.o];
+        var a = state.byRef[e.s], b = state.byRef[e.o];
         if (!a || !b) return;
-        a.neighbours[b.id] = true; b.neighbours[a.id] = true;
+        a.neighbours[b.ref] = true; b.neighbours[a.ref] = true;
         state.edges.push({ a: a, b: b, relation: e.r, weight: e.w });
       });
       state.labelled = state.nodes.slice().sort(function (p, q) { return q.mentions - p.mentions; });
@@ -243,8 +243,8 @@
         ? "Showing " + state.nodes.length + " entities and " + state.edges.length + " relations."
         : "No entities yet: write some facts, or press Build.";
       fit();
-      if (data.center && state.byId[data.center]) {
-        state.selected = state.byId[data.center];
+      if (data.center && state.byRef[data.center]) {
+        state.selected = state.byRef[data.center];
         centreOn(state.selected);
         open(state.selected);
       }
@@ -253,9 +253,9 @@
 
     function open(node) {
       state.selected = node;
-      canvas.dataset.selected = node.id;
+      canvas.dataset.selected = node.ref;
       state.stale = state.dirty = true;
-      var url = canvas.dataset.entityUrl.replace(/0\/$/, node.id + "/");
+      var url = canvas.dataset.entityUrl.replace(/REF\/$/, encodeURIComponent(node.ref) + "/");
       fetch(url, { credentials: "same-origin" })
         .then(function (response) { return response.ok ? response.text() : Promise.reject(); })
         .then(function (html) { panel.innerHTML = html; })
@@ -298,7 +298,7 @@
       var link = event.target.closest("[data-focus]");
       if (!link) return;
       event.preventDefault();
-      var node = state.byId[link.dataset.focus];
+      var node = state.byRef[link.dataset.focus];
       if (node) { centreOn(node); open(node); }
     });
 
