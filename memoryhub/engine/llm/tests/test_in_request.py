@@ -22,7 +22,7 @@ from memoryhub.engine.llm import (
     ErrorReport,
 )
 
-from .conftest import ChatServer, Reply, Request, Responder, completion, hang, serve  # noqa: F401
+from .conftest import ChatServer, Reply, Request, Responder, completion
 
 Serve = Callable[[Responder], ChatServer]
 ASK = [ChatMessage(role="user", content="Where does Ada live?")]
@@ -63,8 +63,8 @@ def timed(call: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def test_a_hanging_model_is_given_up_at_the_deadline_not_per_attempt(
-    serve: Serve,  # noqa: F811
-    hang: threading.Event,  # noqa: F811
+    serve: Serve,
+    hang: threading.Event,
 ) -> None:
     server = serve(lambda request, count: Reply(hold=hang))
     reports: list[ErrorReport] = []
@@ -79,7 +79,7 @@ def test_a_hanging_model_is_given_up_at_the_deadline_not_per_attempt(
 
 
 def test_waits_between_attempts_that_would_pass_the_deadline_are_not_waited(
-    serve: Serve,  # noqa: F811
+    serve: Serve,
 ) -> None:
     server = serve(lambda request, count: Reply(status=503, headers={"Retry-After": "0.4"}))
     client = in_request(server, deadline=0.7)
@@ -93,7 +93,7 @@ def test_waits_between_attempts_that_would_pass_the_deadline_are_not_waited(
     assert took < 0.65
 
 
-def test_a_slow_answer_within_the_deadline_is_read(serve: Serve) -> None:  # noqa: F811
+def test_a_slow_answer_within_the_deadline_is_read(serve: Serve) -> None:
     server = serve(lambda request, count: Reply(delay=0.5, body=completion(ANSWER).body))
 
     place, took = timed(lambda: in_request(server, deadline=3.0).complete_json(ASK, Place))
@@ -103,7 +103,7 @@ def test_a_slow_answer_within_the_deadline_is_read(serve: Serve) -> None:  # noq
 
 
 def test_429_asking_to_wait_longer_than_the_deadline_fails_at_once_saying_when(
-    serve: Serve,  # noqa: F811
+    serve: Serve,
 ) -> None:
     server = serve(lambda request, count: Reply(status=429, headers={"Retry-After": "20"}))
     reports: list[ErrorReport] = []
@@ -118,8 +118,8 @@ def test_429_asking_to_wait_longer_than_the_deadline_fails_at_once_saying_when(
 
 
 def test_a_call_finding_every_slot_taken_is_refused_at_once_and_not_recorded(
-    serve: Serve,  # noqa: F811
-    hang: threading.Event,  # noqa: F811
+    serve: Serve,
+    hang: threading.Event,
 ) -> None:
     server = serve(lambda request, count: Reply(hold=hang, body=completion(ANSWER).body))
     reports: list[ErrorReport] = []
@@ -142,8 +142,8 @@ def test_a_call_finding_every_slot_taken_is_refused_at_once_and_not_recorded(
 
 
 def test_after_failures_in_a_row_the_circuit_answers_at_once_without_asking(
-    serve: Serve,  # noqa: F811
-    hang: threading.Event,  # noqa: F811
+    serve: Serve,
+    hang: threading.Event,
 ) -> None:
     server = serve(lambda request, count: Reply(hold=hang))
     reports: list[ErrorReport] = []
@@ -163,7 +163,7 @@ def test_after_failures_in_a_row_the_circuit_answers_at_once_without_asking(
     assert [r.kind for r in reports] == ["timeout", "timeout"]  # refusals are not failures
 
 
-def test_a_probe_that_gets_an_answer_closes_the_circuit(serve: Serve) -> None:  # noqa: F811
+def test_a_probe_that_gets_an_answer_closes_the_circuit(serve: Serve) -> None:
     state = {"up": False}
 
     def responder(request: Request, count: int) -> Reply:
@@ -193,8 +193,8 @@ def test_a_probe_that_gets_an_answer_closes_the_circuit(serve: Serve) -> None:  
 
 
 def test_while_a_probe_is_out_other_calls_are_refused(
-    serve: Serve,  # noqa: F811
-    hang: threading.Event,  # noqa: F811
+    serve: Serve,
+    hang: threading.Event,
 ) -> None:
     state = {"up": False}
 
@@ -225,7 +225,7 @@ def test_while_a_probe_is_out_other_calls_are_refused(
     assert client.circuit is not None and not client.circuit.is_open
 
 
-def test_an_answer_that_is_not_usable_does_not_open_the_circuit(serve: Serve) -> None:  # noqa: F811
+def test_an_answer_that_is_not_usable_does_not_open_the_circuit(serve: Serve) -> None:
     server = serve(lambda request, count: completion("not json"))
     client = in_request(server, failures=1)
 
@@ -237,7 +237,7 @@ def test_an_answer_that_is_not_usable_does_not_open_the_circuit(serve: Serve) ->
 
 
 def test_a_job_without_request_limits_still_waits_its_turn(
-    serve: Serve,  # noqa: F811
+    serve: Serve,
 ) -> None:
     server = serve(lambda request, count: Reply(delay=0.3, body=completion(ANSWER).body))
     client = ChatClient(url=server.url, model="m", max_concurrency=1, timeout=5)
