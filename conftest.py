@@ -365,10 +365,12 @@ def _free_port() -> int:
 @pytest.fixture
 def start_web(tmp_path) -> Iterator[Callable[..., str]]:
     """Start the web server (gunicorn, as ``make run`` does) on the test database and
-    answer its base URL. Each call is one more server process sharing the data."""
+    answer its base URL. Each call is one more server sharing the data: one process of
+    two threads, or ``workers`` processes of ``threads`` threads (``make run`` serves
+    with ``MEMORYHUB_WEB_WORKERS`` processes of 4 threads)."""
     started: list[subprocess.Popen] = []
 
-    def start(redis_url: str = "", **env_extra: str) -> str:
+    def start(redis_url: str = "", *, workers: int = 1, threads: int = 2, **env_extra: str) -> str:
         import httpx
 
         port = _free_port()
@@ -383,9 +385,9 @@ def start_web(tmp_path) -> Iterator[Callable[..., str]]:
                 "--bind",
                 f"127.0.0.1:{port}",
                 "--workers",
-                "1",
+                str(workers),
                 "--threads",
-                "2",
+                str(threads),
             ],
             cwd=REPO_ROOT,
             env=env,

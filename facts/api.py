@@ -30,10 +30,8 @@ from facts.selectors import fact_as_dict
 from facts.services.create import fact_bulk_create, fact_create
 from facts.services.distillation import facts_distill_request
 from facts.services.extraction import (
-    EXTRACT_INLINE_CHARS,
     conversation_clean,
-    memory_extract,
-    memory_extract_request,
+    memory_extract_or_queue,
     memory_review_approve,
     memory_review_reject,
     memory_reviews_decide,
@@ -41,6 +39,7 @@ from facts.services.extraction import (
 )
 from facts.services.update import fact_update
 from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.models import Job
 from memoryhub.engine.paging import next_page_url, page_window_check
 from memoryhub.engine.refs import RowId
 from teams.auth import read_auth, write_auth
@@ -182,7 +181,10 @@ def extract(request: HttpRequest, payload: ExtractIn) -> Status:
     rest extracted with its excerpt and confidence. They are written through the usual
     rules (a repeat merges, another value of a fact's subject supersedes it), or, when
     Settings -> Memory asks for review, wait for you under `/api/memories/reviews`. A
-    long conversation runs as a job (202)."""
+    long conversation runs as a job (202), as does one arriving while this server's
+    calls to the chat model are all under way. A chat model that does not answer in
+    time, or that keeps failing, is a 503 (with `Retry-After` when known): nothing is
+    written."""
     actor = Actor.from_request(request)
     conversation = conversation_clean(
         messages=[m.dict() for m in payload.messages] if payload.messages is not None else None,
@@ -194,10 +196,10 @@ def extract(request: HttpRequest, payload: ExtractIn) -> Status:
         "visibility": payload.visibility,
         "team": payload.team,
     }
-    if conversation.length > EXTRACT_INLINE_CHARS:
-        job = memory_extract_request(actor=actor, conversation=conversation, **scope)
-        return Status(202, {"job": job.pk})
-    return Status(200, memory_extract(actor=actor, conversation=conversation, **scope))
+    outcome = memory_extract_or_queue(actor=actor, conversation=conversation, **scope)
+    if isinstance(outcome, Job):
+        return Status(202, {"job": outcome.pk})
+    return Status(200, outcome)
 
 
 class ReviewOut(Schema):

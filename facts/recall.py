@@ -12,7 +12,6 @@
 """
 
 import functools
-import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -35,16 +34,12 @@ from facts.services.access import fact_touch
 from facts.sessions import neighbours_in_sessions
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.db.durability import commit_unflushed
-from memoryhub.engine.embeddings.configured import embedder_get
-from memoryhub.engine.embeddings.pipeline import embed_soon
-from memoryhub.engine.embeddings.remembered import remembered_vectors
+from memoryhub.engine.embeddings.configured import QueryEmbedding
 from memoryhub.engine.errors import InvalidInput
 from memoryhub.engine.models import MemoryConfig
 from memoryhub.engine.search import Within, compile_within, ids_within, rrf
 from memoryhub.engine.search.readahead import search_beside
 from teams.services import Actor, audit_log
-
-logger = logging.getLogger(__name__)
 
 # Candidates per list, by default (see ``RecallTuning``).
 FTS_CANDIDATES = RecallTuning.fts_candidates
@@ -151,45 +146,6 @@ def recall_scope(*, user: Any, project: str | None) -> QuerySet:
     return facts.filter(project="")
 
 
-class QueryEmbedding:
-    """The query's vector, embedded beside the full-text search; None when embeddings
-    are off or the embedder fails (recall then goes on by keywords, and says so)."""
-
-    def __init__(self, query: str, config: MemoryConfig, notes: list[str]) -> None:
-        self.notes = notes
-        self.pending = None
-        self.embedder = None
-        if config.embeddings_enabled:
-            try:
-                self.embedder = embedder_get(config)
-                self.pending = embed_soon(self.embedder, query)
-            except Exception as exc:  # a remote embedder misconfigured, a model file gone
-                self._failed(exc)
-
-    def _failed(self, exc: Exception) -> None:
-        logger.warning("Query embedding failed, recalling by keywords only: %s", exc)
-        self.notes.append(f"embedder unavailable ({exc.__class__.__name__}); keyword recall only")
-
-    def vector(self) -> Any:
-        if self.pending is None:
-            return None
-        try:
-            return self.pending.result()
-        except Exception as exc:  # the embedder is an edge we do not own: degrade, don't fail
-            self._failed(exc)
-            return None
-        finally:
-            self.pending = None
-
-    def of(self, text: str) -> Any:
-        """The vector of another wording of the query, or None if the embedder fails."""
-        try:
-            return remembered_vectors(self.embedder, [text])[0]
-        except Exception as exc:  # as above: the caller keeps the vector it has
-            logger.warning("Embedding a rewording of the query failed: %s", exc)
-            return None
-
-
 def _knn(vector: Any, scope: QuerySet, compiled: Within, k: int) -> list:
     if vector is None or k <= 0:
         return []
@@ -277,8 +233,9 @@ def recall_candidates(
     ``facts.ranking``), among those the acting user may recall."""
     # The query is embedded while the caller's scope is built and searched by words;
     # outside a transaction the nearest vectors are searched beside the words, on a
-    # connection of their own.
-    embedding = QueryEmbedding(query, config, notes)
+    # connection of their own. An embedder that fails or is too slow leaves the words
+    # (the answer says so).
+    embedding = QueryEmbedding(query, config)
     scope = recall_scope(user=actor.user, project=project)
     compiled = compile_within(scope)  # once, for every search
 
@@ -293,6 +250,8 @@ def recall_candidates(
         else []
     )
     vector, vec_hits = nearest() if beside is None else beside.result()
+    if embedding.failure:
+        notes.append(f"{embedding.failure}; keyword recall only")
     vec_hits = [h for h in vec_hits if h.similarity >= MIN_VECTOR_SIMILARITY]
     mode = "hybrid" if vector is not None else "keyword"
     scoring = vector

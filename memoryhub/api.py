@@ -1,6 +1,7 @@
 """The one NinjaAPI: the apps' and the surface's routers are added here; errors are
 mapped to JSON once."""
 
+import math
 from typing import Any
 
 from django.db import OperationalError
@@ -49,13 +50,18 @@ def on_application_error(request: HttpRequest, exc: ApplicationError) -> HttpRes
 @api.exception_handler(ChatModelError)
 def on_chat_model_error(request: HttpRequest, exc: ChatModelError) -> HttpResponse:
     """The chat model failed: a bad gateway when it answered garbage, unavailable when it
-    could not be reached or is not configured usably. Nothing was written."""
+    could not be reached in time, is left alone after failing, or is not configured
+    usably (with ``Retry-After`` when it is known when to try again). Nothing was
+    written."""
     status = 502 if isinstance(exc, ChatModelOutputError) else 503
-    return api.create_response(
+    response = api.create_response(
         request,
         {"detail": f"The chat model failed ({exc.kind}): {exc.message}", "kind": exc.kind},
         status=status,
     )
+    if exc.retry_after is not None:
+        response["Retry-After"] = str(max(1, math.ceil(exc.retry_after)))
+    return response
 
 
 # PostgreSQL ends one of two transactions that wait on each other (deadlock), or one

@@ -482,6 +482,23 @@ MEMORY_DEFAULTS = {
 LLM_TIMEOUT_SECONDS = env_float("MEMORYHUB_LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
 LLM_RETRIES = env_int("MEMORYHUB_LLM_RETRIES", 2, minimum=0)
 LLM_CONCURRENCY = env_int("MEMORYHUB_LLM_CONCURRENCY", 2, minimum=1)
+# A request (an inline extraction) waits on the chat model this long at most, every attempt
+# and every wait between them together; only LLM_CONCURRENCY requests of a process wait on
+# it at once (another's extraction becomes a job). Jobs keep the timeout and retries above.
+LLM_REQUEST_DEADLINE_SECONDS = env_float(
+    "MEMORYHUB_LLM_REQUEST_DEADLINE_SECONDS", 12.0, minimum=0.1
+)
+# A request waits on a remote embedder for its query's vector this long at most; then it
+# searches by words alone, and says so. The local model is not waited on this way.
+EMBEDDINGS_QUERY_DEADLINE_SECONDS = env_float(
+    "MEMORYHUB_EMBEDDINGS_QUERY_DEADLINE_SECONDS", 3.0, minimum=0.1
+)
+# After this many calls in a row from a process's requests got no answer, that process
+# leaves the chat model (or the remote embedder) alone: requests fail at once (extraction
+# 503, searches by words alone) for EDGE_CIRCUIT_RETRY_SECONDS, then one request tries it
+# again, and an answer closes the circuit.
+EDGE_CIRCUIT_FAILURES = env_int("MEMORYHUB_EDGE_CIRCUIT_FAILURES", 3, minimum=1)
+EDGE_CIRCUIT_RETRY_SECONDS = env_float("MEMORYHUB_EDGE_CIRCUIT_RETRY_SECONDS", 30.0, minimum=0.1)
 
 # --- CodeGraph --------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from facts.services.cleaning import EXCERPT_LENGTH
 from facts.services.create import WriteResult, fact_create
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import ApplicationError, Conflict, InvalidInput, NotFound
-from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.models import Job, MemoryConfig
 from memoryhub.engine.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log, scope_for_new_row
 
@@ -76,18 +76,20 @@ def memory_extract(
     project: str = "",
     visibility: str | None = None,
     team: str | int | None = None,
+    in_request: bool = False,
 ) -> dict[str, Any]:
     """Propose the durable facts of a conversation: written through the normal rules
     (merge, supersede, cap), or, with review required, queued for their owner. A
     proposal saying another value of an active fact's subject supersedes it. Call
-    outside a transaction: the model may take long."""
+    outside a transaction: the model may take long (``in_request``: as long as a request
+    waits for it at most, see ``llm_provider_get``)."""
     from memoryhub.engine.llm import ChatMessage
     from memoryhub.engine.llm.configured import llm_provider_get
 
     scope = scope_for_new_row(user=actor.user, team=team, visibility=visibility, project=project)
     if len(session_id) > 200:
         raise InvalidInput("session_id is at most 200 characters.")
-    provider = llm_provider_get()
+    provider = llm_provider_get(in_request=in_request)
     if conversation.text is not None:
         answer = provider.extract_facts(conversation.text)
     else:
@@ -132,6 +134,30 @@ def memory_extract(
             {"id": r.fact.pk, "outcome": "created" if r.created else "merged"} for r in written
         ],
     }
+
+
+def memory_extract_or_queue(
+    *,
+    actor: Actor,
+    conversation: Conversation,
+    session_id: str = "",
+    project: str = "",
+    visibility: str | None = None,
+    team: str | int | None = None,
+) -> dict[str, Any] | Job:
+    """Extract a conversation while the request waits, or queue a job for it (returned):
+    a long conversation, or one that finds the calls the process's requests may make to
+    the chat model at once all under way, goes to a job. A chat model that fails, or that
+    is left alone after failing again and again, raises its error: nothing is written."""
+    from memoryhub.engine.llm import ChatModelBusy
+
+    where = {"session_id": session_id, "project": project, "visibility": visibility, "team": team}
+    if conversation.length <= EXTRACT_INLINE_CHARS:
+        try:
+            return memory_extract(actor=actor, conversation=conversation, in_request=True, **where)
+        except ChatModelBusy:
+            pass  # nothing was asked or written: the worker waits its turn instead
+    return memory_extract_request(actor=actor, conversation=conversation, **where)
 
 
 def memory_extract_request(

@@ -1,11 +1,13 @@
 """Extraction of facts from conversations, through the offline rules and through the real
 chat-model client against a local protocol server; the review queue."""
 
+import time
+
 import pytest
 
 from facts.models import Fact, MemoryReview
 from facts.services.extraction import EXTRACT_INLINE_CHARS
-from memoryhub.engine.llm.tests.conftest import Reply, completion, serve  # noqa: F401
+from memoryhub.engine.llm.tests.conftest import Reply, completion, hang, serve  # noqa: F401
 from memoryhub.engine.models import Job, MemoryConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -135,6 +137,88 @@ def test_a_chat_model_answering_garbage_writes_nothing_and_is_recorded(alice, se
     assert "chat model" in response.json()["detail"].lower()
     assert not Fact.objects.exists()
     assert MemoryConfig.objects.get(pk=1).llm_error_count == 1
+
+
+@pytest.fixture
+def request_limits(settings):
+    """Background defaults (60 s per attempt, two retries), a short bound for requests."""
+    settings.LLM_TIMEOUT_SECONDS = 60.0
+    settings.LLM_RETRIES = 2
+    settings.LLM_REQUEST_DEADLINE_SECONDS = 1.0
+    settings.EDGE_CIRCUIT_FAILURES = 2
+    settings.EDGE_CIRCUIT_RETRY_SECONDS = 0.5
+    return settings
+
+
+def test_a_hanging_chat_model_holds_the_request_no_longer_than_its_deadline(
+    alice,
+    serve,  # noqa: F811
+    hang,  # noqa: F811
+    request_limits,
+):
+    server = serve(lambda request, count: Reply(hold=hang))
+    MemoryConfig.objects.filter(pk=1).update(llm_url=server.url, llm_model="test-model")
+    started = time.monotonic()
+
+    response = post(alice, "/api/memories/extract", {"text": "Remember that I like tea."})
+
+    assert time.monotonic() - started < 3  # the 1 s deadline, not 60 s x 3 attempts
+    assert response.status_code == 503
+    assert response.json()["kind"] == "timeout"
+    assert "1 s a request waits" in response.json()["detail"]
+    assert not Fact.objects.exists()
+
+
+def test_a_rate_limit_longer_than_the_deadline_is_a_503_saying_when_to_come_back(
+    alice,
+    serve,  # noqa: F811
+    request_limits,
+):
+    server = serve(lambda request, count: Reply(status=429, headers={"Retry-After": "120"}))
+    MemoryConfig.objects.filter(pk=1).update(llm_url=server.url, llm_model="test-model")
+    started = time.monotonic()
+
+    response = post(alice, "/api/memories/extract", {"text": "Remember that I like tea."})
+
+    assert time.monotonic() - started < 1
+    assert response.status_code == 503 and response.headers["Retry-After"] == "120"
+    assert "asks to wait 120 s" in response.json()["detail"]
+    assert len(server.requests) == 1 and not Fact.objects.exists()
+
+
+def test_a_chat_model_failing_again_and_again_is_left_alone_until_a_probe_answers(
+    alice,
+    serve,  # noqa: F811
+    request_limits,
+):
+    answer = {"facts": [{"content": "The user likes tea", "category": "preference"}]}
+    state = {"up": False}
+
+    def responder(request, count):
+        return completion(answer) if state["up"] else Reply(status=502, body=b"bad gateway")
+
+    server = serve(responder)
+    MemoryConfig.objects.filter(pk=1).update(llm_url=server.url, llm_model="test-model")
+    said = {"text": "Remember that I like tea."}
+    for _ in range(2):
+        assert post(alice, "/api/memories/extract", said).json()["kind"] == "server"
+    asked = len(server.requests)
+    started = time.monotonic()
+
+    refused = post(alice, "/api/memories/extract", said)
+
+    assert time.monotonic() - started < 0.5 and len(server.requests) == asked
+    assert refused.status_code == 503 and refused.json()["kind"] == "circuit_open"
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert "not asked again" in refused.json()["detail"]
+    assert not Fact.objects.exists()
+    assert MemoryConfig.objects.get(pk=1).llm_error_count == 2  # refusals are not model errors
+
+    state["up"] = True
+    time.sleep(0.6)
+    assert post(alice, "/api/memories/extract", said).status_code == 200  # the probe
+    assert post(alice, "/api/memories/extract", said).status_code == 200
+    assert Fact.objects.filter(content="The user likes tea").exists()
 
 
 def test_a_long_conversation_is_extracted_by_a_job(alice, owner):

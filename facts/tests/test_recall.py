@@ -1,9 +1,13 @@
 """Hybrid recall: relevance, bounds, project isolation, access and the off switches."""
 
+import time
+
 import pytest
 
 from facts.models import Fact
 from facts.recall import fact_recall
+from facts.selectors import fact_search
+from memoryhub.engine.embeddings.tests.conftest import Reply, hang, serve  # noqa: F401
 from memoryhub.engine.errors import InvalidInput
 from memoryhub.engine.models import MemoryConfig
 from teams.models import AuditEvent
@@ -183,6 +187,32 @@ def test_keyword_only_when_embeddings_are_off(owner, memories):
     assert result.mode == "keyword"
     assert all(i.vector_rank is None for i in result.items)
     assert recall(owner, "which colour theme should the IDE use?").items == []
+
+
+def test_a_hanging_remote_embedder_leaves_recall_to_keywords_within_its_deadline(
+    owner,
+    memories,
+    serve,  # noqa: F811
+    hang,  # noqa: F811
+    settings,
+):
+    settings.EMBEDDINGS_QUERY_DEADLINE_SECONDS = 0.5
+    server = serve(lambda request, count: Reply(hold=hang))
+    MemoryConfig.objects.filter(pk=1).update(
+        embeddings_provider="openai", embeddings_url=server.url, embeddings_model="hangs"
+    )
+    started = time.monotonic()
+
+    result = recall(owner, "Kubernetes region")
+
+    assert time.monotonic() - started < 1.5
+    assert result.mode == "keyword"
+    assert result.notes == ["the embedder did not answer within 0.5 s; keyword recall only"]
+    assert result.items[0].fact.content.startswith("Production runs on Kubernetes")
+    assert all(i.vector_rank is None for i in result.items)
+    assert len(server.requests) == 1
+    found = fact_search(user=owner, query="Kubernetes")
+    assert found.mode == "keyword" and found.facts[0].content.startswith("Production")
 
 
 def test_memory_switched_off_returns_nothing(owner, memories):

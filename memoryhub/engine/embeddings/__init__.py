@@ -6,6 +6,7 @@ of unit length, so a dot product is a cosine similarity.
 
 from .base import (
     Embedder,
+    EmbedderCircuitOpen,
     EmbedderConfigError,
     EmbeddingError,
     ModelFilesError,
@@ -20,6 +21,7 @@ from .remote import LegacyEmbedder, OpenAIEmbedder
 __all__ = [
     "PROVIDERS",
     "Embedder",
+    "EmbedderCircuitOpen",
     "EmbedderConfigError",
     "EmbeddingError",
     "LegacyEmbedder",

@@ -28,6 +28,15 @@ class RemoteEmbeddingError(EmbeddingError):
     """A remote embeddings endpoint failed or answered something unusable."""
 
 
+class EmbedderCircuitOpen(RemoteEmbeddingError):
+    """A remote embedder used by requests failed too often lately: it was not asked, and
+    is not for ``retry_after`` seconds."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 @runtime_checkable
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of one fixed dimension.

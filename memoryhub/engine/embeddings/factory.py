@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from memoryhub.engine.circuits import RequestLimits
+
 from .base import Embedder, EmbedderConfigError
 from .local import MODEL_NAME, LocalEmbedder
 from .remote import LegacyEmbedder, OpenAIEmbedder
@@ -23,6 +25,7 @@ def get_embedder(
     api_key: str = "",
     timeout: float = 10.0,
     dim: int = 0,
+    in_request: RequestLimits | None = None,
 ) -> Embedder:
     """Return the embedder for this configuration, building it on the first call.
 
@@ -31,6 +34,11 @@ def get_embedder(
     prompt per request). ``url``, ``api_key``, ``timeout`` and ``dim`` (0 = learn
     it from the first answer) apply to the remote providers. The same arguments
     give the same instance, so the local model loads once per process.
+
+    ``in_request``: a remote embedder for requests that wait on it, its own (with its
+    own connections and circuit): each request times out at ``in_request.deadline``, is
+    not retried, and the server is left alone after failing again and again (see
+    ``EdgeCircuit``). The local model is not an edge and ignores it.
     """
     provider = (provider or "local").strip().lower()
     if provider not in PROVIDERS:
@@ -50,7 +58,7 @@ def get_embedder(
                 f"The {provider} embeddings provider needs a model name; set it in the "
                 "embeddings settings."
             )
-        key = (provider, url, model, api_key, float(timeout), dim)
+        key = (provider, url, model, api_key, float(timeout), dim, in_request)
 
     embedder = _cache.get(key)
     if embedder is not None:
@@ -59,16 +67,39 @@ def get_embedder(
         embedder = _cache.get(key)
         if embedder is None:
             embedder = _build(
-                provider, url=url, model=model, api_key=api_key, timeout=timeout, dim=dim
+                provider,
+                url=url,
+                model=model,
+                api_key=api_key,
+                timeout=timeout,
+                dim=dim,
+                in_request=in_request,
             )
             _cache[key] = embedder
     return embedder
 
 
 def _build(
-    provider: str, *, url: str, model: str, api_key: str, timeout: float, dim: int
+    provider: str,
+    *,
+    url: str,
+    model: str,
+    api_key: str,
+    timeout: float,
+    dim: int,
+    in_request: RequestLimits | None,
 ) -> Embedder:
     if provider == "local":
         return LocalEmbedder()
     cls = OpenAIEmbedder if provider == "openai" else LegacyEmbedder
+    if in_request is not None:
+        return cls(
+            url=url,
+            model=model,
+            api_key=api_key,
+            timeout=in_request.deadline,
+            dim=dim,
+            retries=0,
+            in_request=in_request,
+        )
     return cls(url=url, model=model, api_key=api_key, timeout=timeout, dim=dim)

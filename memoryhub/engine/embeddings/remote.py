@@ -1,8 +1,13 @@
-"""Remote embedders over httpx: the OpenAI request shape and the legacy one-prompt shape."""
+"""Remote embedders over httpx: the OpenAI request shape and the legacy one-prompt shape.
+
+An embedder built for requests (``in_request``) gives each request the deadline as its
+timeout, does not retry, and stops asking a server that keeps failing (a circuit).
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
 import time
@@ -12,7 +17,11 @@ from typing import Any
 import httpx
 import numpy as np
 
-from .base import EmbedderConfigError, RemoteEmbeddingError
+from memoryhub.engine.circuits import CircuitLog, CircuitOpen, EdgeCircuit, RequestLimits
+
+from .base import EmbedderCircuitOpen, EmbedderConfigError, EmbeddingError, RemoteEmbeddingError
+
+logger = logging.getLogger(__name__)
 
 # Texts per request to an OpenAI-compatible server: local servers (llama.cpp,
 # Ollama) cap their batch far below OpenAI's 2048 inputs.
@@ -51,6 +60,7 @@ class _RemoteEmbedder:
         dim: int = 0,
         retries: int = DEFAULT_RETRIES,
         backoff: float = DEFAULT_BACKOFF,
+        in_request: RequestLimits | None = None,
     ) -> None:
         if not url:
             raise EmbedderConfigError(
@@ -75,6 +85,22 @@ class _RemoteEmbedder:
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._client = httpx.Client(headers=headers, timeout=httpx.Timeout(timeout))
+        self.in_request = in_request
+        self.circuit: EdgeCircuit | None = None
+        if in_request is not None:
+            where = url.replace("%", "%%")
+            self.circuit = EdgeCircuit(
+                name=f"embedder {self.model_id}",
+                failures=in_request.failures,
+                retry_seconds=in_request.retry_seconds,
+                outage=lambda exc: isinstance(exc, EmbeddingError),
+                log=CircuitLog(
+                    logger,
+                    opened=f"The embeddings server at {where} keeps failing; searches match "
+                    "by words alone without asking it, and it is tried again in %g s.",
+                    closed=f"The embeddings server at {url} answers searches again.",
+                ),
+            )
 
     @property
     def dim(self) -> int:
@@ -97,7 +123,17 @@ class _RemoteEmbedder:
             raise TypeError("embed() takes a sequence of texts, not a single string")
         if len(texts) == 0:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self._to_matrix(self._fetch(list(texts)), expected=len(texts))
+        if self.circuit is None:
+            return self._to_matrix(self._fetch(list(texts)), expected=len(texts))
+        try:
+            with self.circuit.guard():
+                return self._to_matrix(self._fetch(list(texts)), expected=len(texts))
+        except CircuitOpen as exc:
+            raise EmbedderCircuitOpen(
+                f"The embeddings server at {self.url} failed {exc.failures} times in a row "
+                f"and is not asked again for {exc.retry_after:g} s. Last failure: {exc.last}",
+                retry_after=exc.retry_after,
+            ) from None
 
     def _fetch(self, texts: list[str]) -> list[Any]:
         raise NotImplementedError

@@ -7,6 +7,7 @@ except ``configured``, which builds the provider the instance settings name
 """
 
 from .base import (
+    ChatModelBusy,
     ChatModelConfigError,
     ChatModelError,
     ChatModelOutputError,
@@ -34,6 +35,7 @@ from .schemas import (
 __all__ = [
     "ChatClient",
     "ChatMessage",
+    "ChatModelBusy",
     "ChatModelConfigError",
     "ChatModelError",
     "ChatModelOutputError",

@@ -20,6 +20,9 @@ ErrorKind = Literal[
     "refused",  # HTTP 4xx other than 429: the request itself is wrong (never retried)
     "malformed",  # the answer is not JSON, not a chat completion, or cut off
     "invalid",  # the JSON does not match the schema the caller asked for
+    # Only for calls made while a request waits, and never recorded: the model was not asked.
+    "busy",  # every slot of the process for requests is taken
+    "circuit_open",  # it failed too often lately, and is left alone for a while
 ]
 
 MESSAGE_LIMIT = 300
@@ -30,11 +33,15 @@ class ChatModelError(Exception):
 
     kind: ErrorKind = "config"
 
-    def __init__(self, message: str, *, kind: ErrorKind | None = None) -> None:
+    def __init__(
+        self, message: str, *, kind: ErrorKind | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         if kind is not None:
             self.kind = kind
+        # Seconds after which asking again may work, when that is known.
+        self.retry_after = retry_after
 
 
 class ChatModelConfigError(ChatModelError):
@@ -47,6 +54,13 @@ class ChatModelUnavailable(ChatModelError):
     """The server could not be reached, timed out, was rate limited or failed.
 
     Nothing was learned from the model; trying again later may work."""
+
+
+class ChatModelBusy(ChatModelUnavailable):
+    """A call made while a request waits found every slot of the process for such calls
+    taken: it was not made (a job may make it instead)."""
+
+    kind: ErrorKind = "busy"
 
 
 class ChatModelOutputError(ChatModelError):

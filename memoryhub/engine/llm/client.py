@@ -5,6 +5,10 @@ do. Asks for JSON with the caller's schema (``response_format`` ``json_schema``;
 the server refuses that, ``json_object`` with the schema in the prompt), validates the
 answer with the caller's pydantic model, and retries only what may succeed on a second
 try: 429 (after its Retry-After), 5xx, connection failures and timeouts.
+
+A client for calls made while a request waits (``in_request``) waits a bounded time in
+all, never queues behind other calls, and stops asking a model that keeps failing (see
+:class:`ChatClient`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import math
 import random
 import re
 import threading
@@ -23,9 +28,11 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from memoryhub.engine.circuits import CircuitLog, CircuitOpen, EdgeCircuit, RequestLimits
 from memoryhub.engine.unicode import lone_surrogate_path
 
 from .base import (
+    ChatModelBusy,
     ChatModelConfigError,
     ChatModelError,
     ChatModelOutputError,
@@ -74,6 +81,15 @@ class _Retryable(Exception):
         self.message = message
 
 
+# Failures that say the server is not answering: they open a request client's circuit.
+# Any answer (a refusal, a rate limit, garbage) shows it is there.
+_OUTAGES: frozenset[ErrorKind] = frozenset({"unreachable", "timeout", "server"})
+
+
+def _is_outage(exc: BaseException) -> bool:
+    return isinstance(exc, ChatModelUnavailable) and exc.kind in _OUTAGES
+
+
 class ChatClient:
     """One configured chat-model endpoint, shared by every caller of a process.
 
@@ -81,6 +97,14 @@ class ChatClient:
     however slowly it trickles in), ``retries`` the attempts after the first,
     ``max_concurrency`` the calls in flight at once from this client: further callers
     wait for a free slot. ``on_error`` is told once about every call that fails.
+
+    With ``in_request`` the calls are made while a request thread waits, and that thread
+    must never be held long: one call takes at most ``in_request.deadline`` seconds in
+    all (attempts, backoff and Retry-After waits together: what does not fit fails at
+    once), a call finding all ``max_concurrency`` slots taken fails at once with
+    :class:`ChatModelBusy`, and after ``in_request.failures`` calls in a row got no answer
+    the circuit opens: calls fail at once (kind ``circuit_open``, with ``retry_after``)
+    until, ``in_request.retry_seconds`` later, one call gets an answer again.
     """
 
     def __init__(
@@ -97,6 +121,7 @@ class ChatClient:
         max_retry_after: float = MAX_RETRY_AFTER,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
         on_error: ErrorRecorder | None = None,
+        in_request: RequestLimits | None = None,
     ) -> None:
         url = (url or "").strip()
         if not url.startswith(("http://", "https://")):
@@ -115,6 +140,10 @@ class ChatClient:
             raise ChatModelConfigError(
                 f"The chat model concurrency must be at least 1, got {max_concurrency}."
             )
+        if in_request is not None and in_request.deadline <= 0:
+            raise ChatModelConfigError(
+                f"The chat model deadline must be positive, got {in_request.deadline}."
+            )
         if response_format not in ("auto", "json_schema", "json_object"):
             raise ChatModelConfigError(f"Unknown response format {response_format!r}.")
         base = url.rstrip("/")
@@ -130,6 +159,22 @@ class ChatClient:
         self._on_error = on_error
         self._secrets = (api_key,) if api_key else ()
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
+        self.in_request = in_request
+        self.circuit: EdgeCircuit | None = None
+        if in_request is not None:
+            where = self.endpoint.replace("%", "%%")
+            self.circuit = EdgeCircuit(
+                name=f"chat model {self.model}",
+                failures=in_request.failures,
+                retry_seconds=in_request.retry_seconds,
+                outage=_is_outage,
+                log=CircuitLog(
+                    log,
+                    opened=f"The chat model at {where} keeps failing; requests get a 503 "
+                    "without asking it, and it is tried again in %g s.",
+                    closed=f"The chat model at {self.endpoint} answers requests again.",
+                ),
+            )
         headers = {"Accept": "application/json", "Content-Type": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -173,7 +218,10 @@ class ChatClient:
             return _validated(content, schema, context)
         except ChatModelError as exc:
             exc.message = redact(exc.message, secrets=self._secrets)
-            self._report(exc)
+            if exc.kind in ("busy", "circuit_open"):  # not asked: nothing about the model
+                log.info("chat model %s not asked: %s", self.model, exc.message)
+            else:
+                self._report(exc)
             raise
 
     # --- one call --------------------------------------------------------------------------
@@ -185,6 +233,42 @@ class ChatClient:
         max_tokens: int | None,
         temperature: float,
     ) -> str:
+        if self.in_request is None or self.circuit is None:
+            return self._attempts(messages, schema, max_tokens, temperature, until=None)
+        # A request thread takes a slot for the whole call, or none at all.
+        if not self._slots.acquire(blocking=False):
+            raise ChatModelBusy(
+                f"The {self.max_concurrency} calls to the chat model that requests may have "
+                "under way at once are all taken; try again shortly.",
+                retry_after=math.ceil(self.in_request.deadline),
+            )
+        try:
+            try:
+                with self.circuit.guard():
+                    until = time.monotonic() + self.in_request.deadline
+                    return self._attempts(messages, schema, max_tokens, temperature, until=until)
+            except CircuitOpen as exc:
+                raise ChatModelUnavailable(
+                    f"The chat model at {self.endpoint} failed {exc.failures} times in a row "
+                    f"and is not asked again for {exc.retry_after:g} s; nothing was done. "
+                    f"Last failure: {exc.last}",
+                    kind="circuit_open",
+                    retry_after=exc.retry_after,
+                ) from None
+        finally:
+            self._slots.release()
+
+    def _attempts(
+        self,
+        messages: list[ChatMessage],
+        schema: type[BaseModel],
+        max_tokens: int | None,
+        temperature: float,
+        *,
+        until: float | None,
+    ) -> str:
+        """One call: its attempts, within ``until`` (a ``time.monotonic()``) when set,
+        the caller holding a slot for all of them; else each attempt waits for a slot."""
         mode: Literal["json_schema", "json_object"] = (
             "json_object" if self._format == "json_object" else "json_schema"
         )
@@ -194,14 +278,25 @@ class ChatClient:
             payload = self._payload(messages, schema, mode, max_tokens, temperature)
             last_try = attempt >= self.retries
             try:
-                with self._slots:
-                    status, headers, body = self._exchange(payload)
+                if until is None:
+                    with self._slots:
+                        status, headers, body = self._exchange(payload, self.timeout)
+                else:
+                    left = until - time.monotonic()
+                    if left <= 0:
+                        raise ChatModelUnavailable(
+                            f"No answer from the chat model server at {self.endpoint} within "
+                            f"the {self._deadline:g} s a request waits for it "
+                            f"({_attempts(attempt)} made)",
+                            kind="timeout",
+                        )
+                    status, headers, body = self._exchange(payload, min(self.timeout, left))
             except _Retryable as exc:
                 if last_try:
                     raise ChatModelUnavailable(
                         f"{exc.message} (after {attempt + 1} attempts)", kind=exc.kind
                     ) from None
-                self._sleep(self._backoff_for(attempt))
+                self._pause(self._backoff_for(attempt), until, exc.kind, exc.message, attempt)
                 attempt += 1
                 continue
 
@@ -212,17 +307,31 @@ class ChatClient:
                         f"The chat model server is rate limiting and asks to wait {wait:g} s, "
                         f"longer than the {self._max_retry_after:g} s waited for.",
                         kind="rate_limited",
+                        retry_after=wait,
                     )
                 if last_try:
                     raise ChatModelUnavailable(
                         f"The chat model server is rate limiting (HTTP 429) after "
                         f"{attempt + 1} attempts.",
                         kind="rate_limited",
+                        retry_after=wait,
                     )
-                self._sleep(wait if wait is not None else self._backoff_for(attempt))
+                if wait is not None and until is not None and time.monotonic() + wait > until:
+                    raise ChatModelUnavailable(
+                        f"The chat model server is rate limiting and asks to wait {wait:g} s, "
+                        f"longer than a request waits for it ({self._deadline:g} s in all); "
+                        "try again later.",
+                        kind="rate_limited",
+                        retry_after=wait,
+                    )
+                why = "The chat model server is rate limiting (HTTP 429)"
+                if wait is None:
+                    wait = self._backoff_for(attempt)
+                self._pause(wait, until, "rate_limited", why, attempt)
                 attempt += 1
                 continue
             if status >= 500:
+                why = f"The chat model server failed with HTTP {status}: {_snippet(body)}"
                 if last_try:
                     raise ChatModelUnavailable(
                         f"The chat model server failed with HTTP {status} after {attempt + 1} "
@@ -233,7 +342,7 @@ class ChatClient:
                 wait = _retry_after(headers)
                 if wait is None or wait > self._max_retry_after:
                     wait = self._backoff_for(attempt)
-                self._sleep(wait)
+                self._pause(wait, until, "server", why, attempt)
                 attempt += 1
                 continue
             if status in (400, 422) and mode == "json_schema" and self._format == "auto":
@@ -290,10 +399,30 @@ class ChatClient:
         # ASCII escapes: text with a lone surrogate still encodes, as valid JSON.
         return json.dumps(payload, ensure_ascii=True).encode()
 
-    def _exchange(self, payload: bytes) -> tuple[int, httpx.Headers, bytes]:
-        deadline = time.monotonic() + self.timeout
+    @property
+    def _deadline(self) -> float:
+        return self.in_request.deadline if self.in_request is not None else 0.0
+
+    def _pause(
+        self, seconds: float, until: float | None, kind: ErrorKind, why: str, attempt: int
+    ) -> None:
+        """Wait ``seconds`` before the next attempt, or give up at once when the call
+        would then be past ``until``: the wait would only hold the request longer."""
+        if until is not None and time.monotonic() + seconds >= until:
+            raise ChatModelUnavailable(
+                f"{why}; gave up after {_attempts(attempt + 1)}, within the "
+                f"{self._deadline:g} s a request waits for the chat model",
+                kind=kind,
+            )
+        self._sleep(seconds)
+
+    def _exchange(self, payload: bytes, timeout: float) -> tuple[int, httpx.Headers, bytes]:
+        deadline = time.monotonic() + timeout
+        limit = httpx.Timeout(timeout, connect=min(timeout, 10.0))
         try:
-            with self._client.stream("POST", self.endpoint, content=payload) as response:
+            with self._client.stream(
+                "POST", self.endpoint, content=payload, timeout=limit
+            ) as response:
                 chunks: list[bytes] = []
                 size = 0
                 for chunk in response.iter_bytes():
@@ -305,13 +434,13 @@ class ChatClient:
                             kind="malformed",
                         )
                     if time.monotonic() > deadline:
-                        raise _Retryable("timeout", self._timeout_message())
+                        raise _Retryable("timeout", self._timeout_message(timeout))
                     chunks.append(chunk)
                 return response.status_code, response.headers, b"".join(chunks)
         except httpx.ConnectTimeout as exc:
             raise _Retryable("unreachable", self._unreachable_message(exc)) from None
         except _TIMEOUTS:
-            raise _Retryable("timeout", self._timeout_message()) from None
+            raise _Retryable("timeout", self._timeout_message(timeout)) from None
         except _CONNECT_ERRORS as exc:
             raise _Retryable("unreachable", self._unreachable_message(exc)) from None
         except httpx.DecodingError:
@@ -327,8 +456,8 @@ class ChatClient:
                 kind="unreachable",
             ) from None
 
-    def _timeout_message(self) -> str:
-        return f"The chat model server at {self.endpoint} did not answer within {self.timeout:g} s"
+    def _timeout_message(self, seconds: float) -> str:
+        return f"The chat model server at {self.endpoint} did not answer within {seconds:.3g} s"
 
     def _unreachable_message(self, exc: Exception) -> str:
         return (
@@ -484,6 +613,10 @@ def _refusal_message(status: int, body: bytes, client: ChatClient) -> str:
             f"check the URL and the model name {client.model!r}."
         )
     return f"The chat model server rejected the request with HTTP {status}: {_snippet(body)}"
+
+
+def _attempts(count: int) -> str:
+    return "1 attempt" if count == 1 else f"{count} attempts"
 
 
 def _snippet(body: bytes, limit: int = 160) -> str:

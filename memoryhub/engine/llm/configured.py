@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from memoryhub.engine.circuits import RequestLimits
+
 from .base import ChatModelConfigError, ChatProvider, ErrorReport, redact
 from .factory import get_chat_provider
 
 
-def llm_provider_get() -> ChatProvider:
+def llm_provider_get(*, in_request: bool = False) -> ChatProvider:
     """The provider for the configured chat model: offline without a chat model URL,
     model-backed otherwise (one per configuration per process, so the concurrency cap
     holds for every caller of the process).
+
+    ``in_request``: for a call made while a request waits. It then takes at most
+    ``LLM_REQUEST_DEADLINE_SECONDS`` in all, fails at once with ChatModelBusy when the
+    process's ``LLM_CONCURRENCY`` calls for requests are under way, and fails at once
+    (kind ``circuit_open``) while the model is left alone after failing
+    ``EDGE_CIRCUIT_FAILURES`` times in a row. Jobs leave it false: they keep the longer
+    ``LLM_TIMEOUT_SECONDS`` and ``LLM_RETRIES``, and wait their turn.
 
     Call its jobs outside any database transaction: a model call may take a minute, and
     must hold no lock meanwhile; and a failure recorded inside a transaction that then
@@ -35,6 +44,15 @@ def llm_provider_get() -> ChatProvider:
             retries=settings.LLM_RETRIES,
             max_concurrency=settings.LLM_CONCURRENCY,
             on_error=llm_error_record,
+            in_request=(
+                RequestLimits(
+                    deadline=settings.LLM_REQUEST_DEADLINE_SECONDS,
+                    failures=settings.EDGE_CIRCUIT_FAILURES,
+                    retry_seconds=settings.EDGE_CIRCUIT_RETRY_SECONDS,
+                )
+                if in_request
+                else None
+            ),
         )
     except ChatModelConfigError as exc:
         llm_error_record(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from memoryhub.engine.circuits import RequestLimits
+
 from .base import ChatProvider, ErrorRecorder
 from .client import DEFAULT_CONCURRENCY, DEFAULT_RETRIES, DEFAULT_TIMEOUT, ChatClient
 from .model import ModelProvider
@@ -25,15 +27,27 @@ def get_chat_provider(
     retries: int = DEFAULT_RETRIES,
     max_concurrency: int = DEFAULT_CONCURRENCY,
     on_error: ErrorRecorder | None = None,
+    in_request: RequestLimits | None = None,
 ) -> ChatProvider:
     """The provider for this configuration: the offline one when ``url`` is empty, else a
     model-backed one talking to ``POST {url}/chat/completions`` (built on first use, then
-    shared by every caller passing the same arguments). Raises ChatModelConfigError for
+    shared by every caller passing the same arguments). With ``in_request`` its calls
+    are bounded for a request that waits (see ``ChatClient``); the slots, and the circuit,
+    are then those of the process's requests alone. Raises ChatModelConfigError for
     a URL without a model name or a URL that is not http(s)."""
     url = (url or "").strip()
     if not url:
         return _OFFLINE
-    key = (url, model, api_key, float(timeout), int(retries), int(max_concurrency), on_error)
+    key = (
+        url,
+        model,
+        api_key,
+        float(timeout),
+        int(retries),
+        int(max_concurrency),
+        on_error,
+        in_request,
+    )
     provider = _cache.get(key)
     if provider is not None:
         return provider
@@ -49,6 +63,7 @@ def get_chat_provider(
                     retries=retries,
                     max_concurrency=max_concurrency,
                     on_error=on_error,
+                    in_request=in_request,
                 )
             )
             _cache[key] = provider

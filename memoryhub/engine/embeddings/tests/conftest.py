@@ -18,6 +18,8 @@ class Reply:
     status: int = 200
     body: bytes | dict[str, Any] = b""
     delay: float = 0.0
+    # Answer only once this is set: a server that takes the request and hangs.
+    hold: threading.Event | None = None
 
 
 @dataclass
@@ -58,6 +60,14 @@ def legacy_reply(request: Request, dim: int = 8) -> Reply:
 
 
 @pytest.fixture
+def hang() -> Iterator[threading.Event]:
+    """For ``Reply(hold=hang)``: the server hangs until the test sets it (or ends)."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+@pytest.fixture
 def serve() -> Iterator[Callable[[Responder], EmbeddingServer]]:
     """Start HTTP servers that answer with a responder; stop them after the test."""
     servers: list[ThreadingHTTPServer] = []
@@ -78,6 +88,8 @@ def serve() -> Iterator[Callable[[Responder], EmbeddingServer]]:
                     state.requests.append(request)
                     count = len(state.requests)
                 reply = responder(request, count)
+                if reply.hold is not None:
+                    reply.hold.wait()
                 if reply.delay:
                     threading.Event().wait(reply.delay)
                 payload = (
@@ -96,6 +108,7 @@ def serve() -> Iterator[Callable[[Responder], EmbeddingServer]]:
                 pass
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True  # a held request does not hold up the test's end
         servers.append(server)
         threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

@@ -1,12 +1,16 @@
 """The configured embedder as searches use it: a search's vector is kept for the next
-search with the same words, a failure is not."""
+search with the same words, a failure is not; a remote embedder that hangs holds a
+search for its deadline at most, and one that keeps failing is left alone until a probe
+gets an answer."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pytest
 
-from memoryhub.engine.embeddings.configured import query_vector
+from memoryhub.engine.embeddings.configured import QueryEmbedding, query_vector
 from memoryhub.engine.models import MemoryConfig
 
 from .conftest import Reply, openai_reply
@@ -66,3 +70,75 @@ def test_a_sentence_embedded_beside_other_work_is_embedded_once(serve) -> None:
     again = embed_soon(embedder, "what did the team ship in May").result()
     assert [r.body["input"] for r in server.requests] == [["what did the team ship in May"]]
     assert again is first and not again.flags.writeable
+
+
+# --- A remote embedder that hangs or keeps failing ----------------------------------------
+
+
+@pytest.fixture
+def hanging(serve, hang, settings):
+    """A remote embedder that takes requests and does not answer; searches wait 0.5 s."""
+    settings.EMBEDDINGS_QUERY_DEADLINE_SECONDS = 0.5
+    settings.EDGE_CIRCUIT_FAILURES = 2
+    settings.EDGE_CIRCUIT_RETRY_SECONDS = 60
+    server = serve(lambda request, count: Reply(hold=hang))
+    MemoryConfig.objects.update_or_create(
+        pk=1,
+        defaults={
+            "embeddings_provider": "openai",
+            "embeddings_url": server.url,
+            "embeddings_model": f"hangs-{server.url[-5:]}",
+        },
+    )
+    return server
+
+
+def timed(call):
+    started = time.monotonic()
+    return call(), time.monotonic() - started
+
+
+def test_a_hanging_embedder_holds_a_search_no_longer_than_its_deadline(hanging) -> None:
+    embedding, took = timed(lambda: QueryEmbedding("where does staging run"))
+    vector, waited = timed(embedding.vector)
+
+    assert took < 0.1  # started, not waited for
+    assert vector is None
+    assert 0.4 < waited < 1.0  # the deadline, not the workers' 10 s and retries
+    assert embedding.failure == "the embedder did not answer within 0.5 s"
+
+
+def test_an_embedder_failing_again_and_again_is_not_asked_until_a_probe_answers(
+    serve, settings
+) -> None:
+    settings.EMBEDDINGS_QUERY_DEADLINE_SECONDS = 2
+    settings.EDGE_CIRCUIT_FAILURES = 2
+    settings.EDGE_CIRCUIT_RETRY_SECONDS = 0.5
+    state = {"up": False}
+
+    def answer(request, count):
+        return openai_reply(request) if state["up"] else Reply(status=502, body=b"bad gateway")
+
+    server = serve(answer)
+    MemoryConfig.objects.update_or_create(
+        pk=1,
+        defaults={
+            "embeddings_provider": "openai",
+            "embeddings_url": server.url,
+            "embeddings_model": "recovers",
+        },
+    )
+    assert query_vector("first try") is None
+    assert query_vector("second try") is None
+    asked = len(server.requests)
+
+    embedding, took = timed(lambda: QueryEmbedding("third try"))
+
+    assert embedding.vector() is None and took < 0.1
+    assert embedding.failure.startswith("the embedder keeps failing and is not asked again")
+    assert len(server.requests) == asked == 2  # not retried in a request, not asked now
+
+    state["up"] = True
+    time.sleep(0.6)
+    assert query_vector("the probe") is not None
+    assert query_vector("and after it") is not None

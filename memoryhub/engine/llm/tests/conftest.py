@@ -24,6 +24,8 @@ class Reply:
     # Send the body this many bytes at a time, waiting ``trickle_every`` between them.
     trickle_bytes: int = 0
     trickle_every: float = 0.0
+    # Answer only once this is set: a server that takes the request and hangs.
+    hold: threading.Event | None = None
 
 
 @dataclass
@@ -72,6 +74,14 @@ def user_data(request: Request) -> Any:
 
 
 @pytest.fixture
+def hang() -> Iterator[threading.Event]:
+    """For ``Reply(hold=hang)``: the server hangs until the test sets it (or ends)."""
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+@pytest.fixture
 def serve() -> Iterator[Callable[[Responder], ChatServer]]:
     """Start chat-completions servers answering with a responder; stop them after the test."""
     servers: list[ThreadingHTTPServer] = []
@@ -107,6 +117,8 @@ def serve() -> Iterator[Callable[[Responder], ChatServer]]:
                         state.in_flight -= 1
 
             def _answer(self, reply: Reply) -> None:
+                if reply.hold is not None:
+                    reply.hold.wait()
                 if reply.delay:
                     time.sleep(reply.delay)
                 payload = (
