@@ -26,14 +26,21 @@ DISTILL_MAX_SOURCES = 200
 DISTILL_MAX_SUMMARIES = 5
 
 
+# What facts rolled together share: their readers are the summary's readers.
+DISTILL_SCOPE = ("owner_id", "team_id", "visibility", "project", "fleet")
+
+
 @dataclass(frozen=True)
 class DistillScope:
-    """Facts that may be rolled together: one owner, team, visibility and project."""
+    """Facts that may be rolled together: one owner, team, visibility, project and
+    fleet (``DISTILL_SCOPE``), so a summary is read by exactly those who read each of
+    its sources."""
 
     owner_id: int
     team_id: int | None
     visibility: str
     project: str
+    fleet: str
 
     def facts(self) -> Any:
         return Fact.objects.filter(
@@ -41,6 +48,7 @@ class DistillScope:
             team_id=self.team_id,
             visibility=self.visibility,
             project=self.project,
+            fleet=self.fleet,
             status=Status.ACTIVE,
         )
 
@@ -70,11 +78,12 @@ def distill_scopes(
         undistilled = undistilled.filter(project=project)
     rows = (
         undistilled.order_by()
-        .values("owner_id", "team_id", "visibility", "project")
+        .values(*DISTILL_SCOPE)
         .annotate(n=models.Count("id"))
         .filter(n__gte=config.distillation_min_facts)
+        .order_by(*DISTILL_SCOPE)
     )
-    return [DistillScope(r["owner_id"], r["team_id"], r["visibility"], r["project"]) for r in rows]
+    return [DistillScope(**{name: r[name] for name in DISTILL_SCOPE}) for r in rows]
 
 
 def facts_distill(
@@ -169,6 +178,7 @@ def _derived_fact(
         team_id=scope.team_id,
         visibility=scope.visibility,
         project=scope.project,
+        fleet=scope.fleet,
         content=content[: config.max_content_length],
         category=category,
         source=Source.EXTRACTED,
