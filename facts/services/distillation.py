@@ -14,6 +14,7 @@ from facts.models import Category, Fact, Origin, Source, Status
 from facts.search import FACT_VECTORS
 from facts.services.cleaning import EXCERPT_LENGTH
 from facts.services.embedding import queue_embedding
+from facts.services.summaries import DISTILL_SCOPE
 from facts.sessions import facts_index
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import InvalidInput
@@ -24,10 +25,6 @@ from teams.services import Actor, audit_log
 # Sources summarised at once per scope, and summaries asked for.
 DISTILL_MAX_SOURCES = 200
 DISTILL_MAX_SUMMARIES = 5
-
-
-# What facts rolled together share: their readers are the summary's readers.
-DISTILL_SCOPE = ("owner_id", "team_id", "visibility", "project", "fleet")
 
 
 @dataclass(frozen=True)
