@@ -4,11 +4,15 @@ random sequences of writes, then every read path as every user.
 Each statement written carries a marker word of its own (``zq`` and hex digits). The
 test keeps its own record of the scopes (owner, visibility, team) each marker was
 written in, explicitly: by a create, an edit, a batch item or a visibility change.
+A summary or profile distilled from facts is no such write: what it says comes from its
+sources, so it holds a marker in a scope only while a fact of that scope does. A fact
+deleted, forgotten or moved to another scope takes its markers out of its old scope
+unless another fact there still says them; a summary still quoting them is caught.
 Then:
 
 - no read path ever shows a user a marker outside the audience of those scopes (the
   rule computed here in Python, not by ``visible_to``), whatever merges, supersessions,
-  deletes, batches and membership changes happened in between;
+  distillations, deletes, forgets, batches and membership changes happened in between;
 - no write changes who can read a statement: every stored row carrying a marker has one
   of the marker's scopes, and every scope a marker still has holds a row carrying it;
 - an agent of a fleet reads no marker only rows of another fleet carry, on any path but
@@ -46,7 +50,9 @@ from hypothesis.stateful import (
 
 from codegraph.models import CodeProject
 from facts.models import Fact
+from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import ApplicationError
+from memoryhub.engine.models import MemoryConfig
 from teams.models import Membership, Role, Visibility
 from teams.services import Actor, agent_token_create
 from wiki.models import Page, PageRevision
@@ -69,6 +75,8 @@ USERS = ("ann", "ben", "cat", "dan")
 FLEETS = ["", "build", "operate"]
 PROBE_FLEET = "build"  # the fleet of each user's second agent
 VISIBILITIES = [v.value for v in Visibility]
+# New facts a scope needs before it is distilled: small worlds get summaries too.
+DISTILL_MIN_FACTS = 1
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,8 @@ class AccessWorld(RuleBasedStateMachine):
             for name in USERS
         ]
         self.teams = [Group.objects.create(name=name) for name in ("red", "blue")]
+        memory_config_get()  # the settings row, rolled back with the world
+        MemoryConfig.objects.filter(pk=1).update(distillation_min_facts=DISTILL_MIN_FACTS)
         self.scopes: dict[str, set[Scope]] = {}
         self.rng = random.Random(0)
         self.clients: dict[int, tuple[Client, Client]] = {}
@@ -189,20 +199,34 @@ class AccessWorld(RuleBasedStateMachine):
             )
         }
 
-    def stored(self) -> list[tuple[str, Scope]]:
-        """(text, scope) of every stored row that carries statements."""
-        rows = [(f.content, Scope.of(f)) for f in Fact.objects.all()]
+    def stored(self, *, derived: bool = True) -> list[tuple[str, Scope]]:
+        """(text, scope) of every stored row that carries statements; with
+        ``derived=False``, without the summaries and profiles, which only repeat them."""
+        facts = Fact.objects.all() if derived else Fact.objects.filter(layer=1)
+        rows = [(f.content, Scope.of(f)) for f in facts]
         rows += [(p.content, Scope.of(p)) for p in Page.objects.all()]
         rows += [(r.content, Scope.of(r.page)) for r in PageRevision.objects.select_related("page")]
         rows += [(p.name + " " + p.root_path, Scope.of(p)) for p in CodeProject.objects.all()]
         return rows
 
-    def forget_scope_unless_stored(self, text: str, scope: Scope) -> None:
-        """A delete or a visibility change removes a statement from a scope explicitly,
-        unless another row of that scope still carries it."""
-        still = {m for t, s in self.stored() if s == scope for m in markers_in(t)}
+    def forget_scope_unless_stored(self, text: str, scope: Scope, *, derived: bool = True) -> None:
+        """A delete, a forget or a visibility change removes a statement from a scope
+        explicitly, unless another row of that scope still carries it; a summary or
+        profile counts only for an edit (``derived``), which keeps what the fact said in
+        its scope: a summary quoting what a fact said before it left is no such row."""
+        still = {m for t, s in self.stored(derived=derived) if s == scope for m in markers_in(t)}
         for marker in markers_in(text) - still:
             self.scopes.get(marker, set()).discard(scope)
+
+    def facts_stored(self) -> dict[int, tuple[str, Scope]]:
+        return {f.pk: (f.content, Scope.of(f)) for f in Fact.objects.all()}
+
+    def forget_removed(self, before: dict[int, tuple[str, Scope]]) -> None:
+        """What the facts that went since ``before`` said leaves their scopes."""
+        after = set(Fact.objects.values_list("pk", flat=True))
+        for pk, (text, scope) in before.items():
+            if pk not in after:
+                self.forget_scope_unless_stored(text, scope, derived=False)
 
     def widened_by(self, user, before: Scope, after: Scope) -> None:
         """Only a row's owner, or staff, lets more people read it (a team admin may
@@ -363,13 +387,15 @@ class AccessWorld(RuleBasedStateMachine):
         changes = {"visibility": visibility}
         if visibility == Visibility.TEAM and row.team_id is None:
             changes["team"] = self.teams[0].pk
+        stored = self.facts_stored()
         updated = self.act(
             lambda: fact_update(actor=Actor(user=self.users[user]), fact=row, changes=changes)
         )
         if updated is not None:
             self.widened_by(self.users[user], before, Scope.of(updated))
             self.wrote(updated.content, Scope.of(updated))
-            self.forget_scope_unless_stored(row.content, before)
+            self.forget_scope_unless_stored(row.content, before, derived=False)
+            self.forget_removed(stored)
 
     @rule(fact=facts, user=st.integers(0, 3))
     def edit_fact(self, fact: int, user: int) -> None:
@@ -415,8 +441,32 @@ class AccessWorld(RuleBasedStateMachine):
         row = Fact.objects.filter(pk=fact).first()
         if row is None:
             return
+        stored = self.facts_stored()
         if self.act(lambda: fact_delete(actor=Actor(user=self.users[user]), fact=row) or True):
-            self.forget_scope_unless_stored(row.content, Scope.of(row))
+            self.forget_removed(stored)
+
+    @rule(fact=consumes(facts), user=st.integers(0, 3))
+    def forget_fact(self, fact: int, user: int) -> None:
+        """Forgetting a fact takes its earlier wordings with it, and says anew (or
+        removes) the summaries and profiles built from it."""
+        from memoryhub.surface.forget import memory_forget
+
+        if not Fact.objects.filter(pk=fact).exists():
+            return
+        stored = self.facts_stored()
+        actor = Actor(user=self.users[user])
+        if self.act(lambda: memory_forget(actor=actor, topic="this fact", ids=[fact])):
+            self.forget_removed(stored)
+
+    @rule(user=st.none() | st.integers(0, 3))
+    def distil(self, user: int | None) -> None:
+        """A user's due scopes (or everyone's, as the schedule does) rolled into
+        summaries and profiles, offline. They say only what their sources say, in their
+        sources' scope: nothing is written in a scope here."""
+        from facts.services.distillation import facts_distill
+
+        owner_id = None if user is None else self.users[user].pk
+        self.act(lambda: facts_distill(owner_id=owner_id))
 
     @rule(
         target=pages,

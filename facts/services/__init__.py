@@ -8,6 +8,7 @@
 - ``forgetting``: forgetting facts with everything derived from them
 - ``extraction``: extracting facts from a conversation, and the review queue
 - ``distillation``: summaries and profiles rolled up from a scope's facts
+- ``summaries``: summaries and profiles following their sources out of a scope
 - ``retention``: the active cap
 - ``embedding``: the embedder, embedding after commit, the sweep and the backfill
 - ``access``: the access counts recall adds to

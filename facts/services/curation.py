@@ -18,7 +18,11 @@ from facts.search import FACT_FTS, FACT_VECTORS
 from facts.selectors import fact_ids_editable
 from facts.services.cleaning import clean_choice
 from facts.services.embedding import queue_embedding
-from facts.services.forgetting import derived_links
+from facts.services.summaries import (
+    derived_links,
+    sources_undistilled,
+    summaries_follow_sources,
+)
 from facts.services.update import fact_update
 from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
 from memoryhub.engine.config import memory_config_get
@@ -132,7 +136,13 @@ def _bulk_delete(*, actor: Actor, facts: list[Fact]) -> tuple[list[int], FactUnd
     keeping their rows and links in an undo record for UNDO_SECONDS."""
     if not facts:
         return [], None
+    # Writers of these owners' facts (and distillations of them) run one at a time.
+    for owner_id in sorted({fact.owner_id for fact in facts}):
+        writes_serialise("facts", owner_id)
     ids = [fact.pk for fact in facts]
+    # The summaries built from them are said again without them (or go, with no source
+    # left); an undo brings the facts back, not what was said of them.
+    summaries_follow_sources(fact_ids=ids, leaving=ids)
     payload = {
         "rows": json.loads(serializers.serialize("json", facts, fields=_ROW_FIELDS)),
         "links": derived_links(children=set(ids)) + derived_links(parents=set(ids)),
@@ -283,6 +293,8 @@ def _delete_undo(*, actor: Actor, payload: dict[str, Any]) -> UndoOutcome:
     for older, newer in payload["superseded"]:
         if newer in back:
             Fact.objects.filter(pk=older, superseded_by__isnull=True).update(superseded_by=newer)
+    # A fact whose summary went with the delete is distilled again.
+    sources_undistilled(back)
     facts_index([], new=sorted(back))
     fact_keys_refresh(back)
     audit_log_many(

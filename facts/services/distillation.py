@@ -2,7 +2,7 @@
 summaries into one profile (layer 3)."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -14,9 +14,11 @@ from facts.models import Category, Fact, Origin, Source, Status
 from facts.search import FACT_VECTORS
 from facts.services.cleaning import EXCERPT_LENGTH
 from facts.services.embedding import queue_embedding
+from facts.services.summaries import DISTILL_SCOPE
 from facts.sessions import facts_index
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import InvalidInput
+from memoryhub.engine.locking import writes_serialise
 from memoryhub.engine.models import MemoryConfig
 from memoryhub.engine.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log
@@ -28,12 +30,15 @@ DISTILL_MAX_SUMMARIES = 5
 
 @dataclass(frozen=True)
 class DistillScope:
-    """Facts that may be rolled together: one owner, team, visibility and project."""
+    """Facts that may be rolled together: one owner, team, visibility, project and
+    fleet (``DISTILL_SCOPE``), so a summary is read by exactly those who read each of
+    its sources."""
 
     owner_id: int
     team_id: int | None
     visibility: str
     project: str
+    fleet: str
 
     def facts(self) -> Any:
         return Fact.objects.filter(
@@ -41,6 +46,7 @@ class DistillScope:
             team_id=self.team_id,
             visibility=self.visibility,
             project=self.project,
+            fleet=self.fleet,
             status=Status.ACTIVE,
         )
 
@@ -49,12 +55,47 @@ class DistillScope:
 class DistillPlan:
     """What the model said for one scope, before anything is written: the summaries
     (text, source ids) and the profile (text) drawn from the scope's summaries with
-    these new ones."""
+    these new ones; and what the model read to say it (id -> content), the sources
+    and the scope's earlier summaries, which must still be there, as they were, when
+    it is written."""
 
     scope: DistillScope
+    sources: dict[int, str]
     summaries: list[tuple[str, list[int]]]
+    earlier: dict[int, str]
     profile: str
     provider: str
+
+
+@dataclass
+class DistillRun:
+    """What a distillation wrote, and what it could not write as planned."""
+
+    scopes: int = 0
+    summaries: list[int] = field(default_factory=list)
+    profiles: list[int] = field(default_factory=list)
+    providers: set[str] = field(default_factory=set)
+    # Scopes whose facts changed while the model read them (forgotten, deleted, edited,
+    # moved to another scope, or distilled by another run): distilled again from what
+    # was left, or, when that changed again or is no longer due, left for a later run.
+    redone: int = 0
+    discarded: int = 0
+
+    def result(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "scopes": self.scopes,
+            "summaries": self.summaries,
+            "profiles": self.profiles,
+            "providers": sorted(self.providers),
+            "redone": self.redone,
+            "discarded": self.discarded,
+        }
+        if self.redone or self.discarded:
+            result["note"] = (
+                f"Facts changed while the model read them: {self.redone} scope(s) "
+                f"distilled again from what was left, {self.discarded} left for a later run."
+            )
+        return result
 
 
 def distill_scopes(
@@ -70,11 +111,12 @@ def distill_scopes(
         undistilled = undistilled.filter(project=project)
     rows = (
         undistilled.order_by()
-        .values("owner_id", "team_id", "visibility", "project")
+        .values(*DISTILL_SCOPE)
         .annotate(n=models.Count("id"))
         .filter(n__gte=config.distillation_min_facts)
+        .order_by(*DISTILL_SCOPE)
     )
-    return [DistillScope(r["owner_id"], r["team_id"], r["visibility"], r["project"]) for r in rows]
+    return [DistillScope(**{name: r[name] for name in DISTILL_SCOPE}) for r in rows]
 
 
 def facts_distill(
@@ -86,77 +128,131 @@ def facts_distill(
     """Roll each due scope's new facts into one to five summaries (layer 2, linked to
     their sources, which are marked distilled) and its summaries into one profile
     (layer 3, one per scope, rewritten in place). The chat model (or the offline
-    provider) is asked everything first, outside any transaction; then the whole run
-    is written in one transaction. A model failure raises before anything is written,
-    so every source stays as it was. Scopes never mix: a summary is read by exactly
-    those who read its sources."""
-    from memoryhub.engine.llm import SourceText
+    provider) is asked everything first, outside any transaction; then each owner's
+    scopes are written in one transaction. A model failure raises before anything is
+    written, so every source stays as it was. Scopes never mix: a summary is read by
+    exactly those who read its sources.
+
+    What the model read may change while it thinks. A scope is written only if every
+    fact it read is still there, in its scope, saying what it said (checked under the
+    writers' lock); otherwise it is distilled once more from what is left, and left for
+    a later run if that changed too, is no longer due, or the model fails on it then.
+    The result says how many (``redone``, ``discarded``)."""
+    from memoryhub.engine.llm import ChatModelError
     from memoryhub.engine.llm.configured import llm_provider_get
 
     provider = llm_provider_get()
     scopes = distill_scopes(owner_id=owner_id, project=project)
+    run = DistillRun(scopes=len(scopes))
     plans: list[DistillPlan] = []
     for done, scope in enumerate(scopes):
-        sources = list(
-            scope.facts()
-            .filter(layer=1, distilled=False)
-            .order_by("created_at", "pk")
-            .values_list("pk", "content")[:DISTILL_MAX_SOURCES]
-        )
-        answer = provider.summarize(
-            [SourceText(id=pk, text=content) for pk, content in sources],
-            max_summaries=DISTILL_MAX_SUMMARIES,
-        )
-        summaries = [(item.text, list(item.source_ids)) for item in answer.summaries]
-        # The profile reads the scope's summaries and the new ones (known here by
-        # negative ids until they are written).
-        earlier = list(scope.facts().filter(layer=2).order_by("pk").values_list("pk", "content"))
-        inputs = [SourceText(id=pk, text=text) for pk, text in earlier]
-        inputs += [SourceText(id=-n, text=text) for n, (text, _) in enumerate(summaries, 1)]
-        profile = provider.summarize(inputs, max_summaries=1).summaries if inputs else []
-        plans.append(
-            DistillPlan(
-                scope=scope,
-                summaries=summaries,
-                profile=profile[0].text if profile else "",
-                provider=answer.provider,
-            )
-        )
+        plans.append(_distill_plan(provider=provider, scope=scope))
         if progress:
             progress(done + 1, len(scopes))
-    return _distill_write(plans)
+    stale = _distill_write(plans, run)
+    if stale:
+        # Distilled again from what is left, when still due; what the model fails to
+        # say now waits for a later run, as what changed again does.
+        due = set(distill_scopes(owner_id=owner_id, project=project))
+        try:
+            again = [
+                _distill_plan(provider=provider, scope=p.scope) for p in stale if p.scope in due
+            ]
+        except ChatModelError:
+            again = []
+        left = _distill_write(again, run)
+        run.redone += len(again) - len(left)
+        run.discarded += len(stale) - len(again) + len(left)
+    return run.result()
 
 
-@transaction.atomic
-def _distill_write(plans: list[DistillPlan]) -> dict[str, Any]:
-    """Write every plan: its summaries, its sources marked distilled, its profile."""
+def _distill_plan(*, provider: Any, scope: DistillScope) -> DistillPlan:
+    """Ask the model about one scope: its summaries of the scope's new facts, then the
+    profile of the scope's summaries with the new ones. Outside any transaction."""
+    from memoryhub.engine.llm import SourceText
+
+    sources = dict(
+        scope.facts()
+        .filter(layer=1, distilled=False)
+        .order_by("created_at", "pk")
+        .values_list("pk", "content")[:DISTILL_MAX_SOURCES]
+    )
+    answer = provider.summarize(
+        [SourceText(id=pk, text=content) for pk, content in sources.items()],
+        max_summaries=DISTILL_MAX_SUMMARIES,
+    )
+    summaries = [(item.text, list(item.source_ids)) for item in answer.summaries]
+    # The profile reads the scope's summaries and the new ones (known here by negative
+    # ids until they are written).
+    earlier = dict(scope.facts().filter(layer=2).order_by("pk").values_list("pk", "content"))
+    inputs = [SourceText(id=pk, text=text) for pk, text in earlier.items()]
+    inputs += [SourceText(id=-n, text=text) for n, (text, _) in enumerate(summaries, 1)]
+    profile = provider.summarize(inputs, max_summaries=1).summaries if inputs else []
+    return DistillPlan(
+        scope=scope,
+        sources=sources,
+        summaries=summaries,
+        earlier=earlier,
+        profile=profile[0].text if profile else "",
+        provider=answer.provider,
+    )
+
+
+def _distill_write(plans: list[DistillPlan], run: DistillRun) -> list[DistillPlan]:
+    """Write the plans that still hold, each owner's in one transaction; the plans that
+    no longer do (what the model read changed meanwhile), unwritten."""
+    stale: list[DistillPlan] = []
+    owners = sorted({plan.scope.owner_id for plan in plans})
+    for owner_id in owners:
+        with transaction.atomic():
+            # The fact store's writers of this owner's facts wait for this write, and it
+            # for them: what it checks stays true until it commits.
+            writes_serialise("facts", owner_id)
+            for plan in plans:
+                if plan.scope.owner_id != owner_id:
+                    continue
+                if _plan_holds(plan):
+                    _plan_write(plan, run)
+                else:
+                    stale.append(plan)
+    return stale
+
+
+def _plan_holds(plan: DistillPlan) -> bool:
+    """Whether everything the model read for ``plan`` is still there, in its scope, as
+    it was: the sources not yet distilled, the scope's summaries no more and no fewer.
+    The rows are locked until the transaction ends."""
+    read = {**plan.sources, **plan.earlier}
+    current = dict(
+        Fact.objects.select_for_update(of=("self",))
+        .filter(pk__in=read)
+        .order_by("pk")
+        .values_list("pk", "content")
+    )
+    if current != read:  # one was deleted, forgotten or edited
+        return False
+    sources = plan.scope.facts().filter(pk__in=plan.sources, layer=1, distilled=False)
+    summaries = plan.scope.facts().filter(layer=2).values_list("pk", flat=True)
+    return sources.count() == len(plan.sources) and set(summaries) == set(plan.earlier)
+
+
+def _plan_write(plan: DistillPlan, run: DistillRun) -> None:
+    """Write one plan: its summaries, its sources marked distilled, its profile."""
     config = memory_config_get()
-    created: list[int] = []
-    profiles: list[int] = []
-    for plan in plans:
-        open_ids = set(
-            plan.scope.facts().filter(layer=1, distilled=False).values_list("pk", flat=True)
+    for text, source_ids in plan.summaries:
+        sources = [i for i in dict.fromkeys(source_ids) if i in plan.sources]
+        if not sources:
+            continue
+        summary = _derived_fact(
+            scope=plan.scope, layer=2, content=text, sources=sources, config=config
         )
-        for text, source_ids in plan.summaries:
-            # Sources deleted, moved out of the scope or distilled meanwhile are left out.
-            sources = [i for i in dict.fromkeys(source_ids) if i in open_ids]
-            if not sources:
-                continue
-            summary = _derived_fact(
-                scope=plan.scope, layer=2, content=text, sources=sources, config=config
-            )
-            created.append(summary.pk)
-            Fact.objects.filter(pk__in=sources).update(distilled=True)
-        summary_ids = list(plan.scope.facts().filter(layer=2).values_list("pk", flat=True))
-        if plan.profile and summary_ids:
-            profile = _profile_write(scope=plan.scope, content=plan.profile, sources=summary_ids)
-            profiles.append(profile.pk)
-    return {
-        "scopes": len(plans),
-        "summaries": created,
-        "profiles": profiles,
-        "providers": sorted({plan.provider for plan in plans}),
-    }
+        run.summaries.append(summary.pk)
+        Fact.objects.filter(pk__in=sources).update(distilled=True)
+    summary_ids = list(plan.scope.facts().filter(layer=2).values_list("pk", flat=True))
+    if plan.profile and summary_ids:
+        profile = _profile_write(scope=plan.scope, content=plan.profile, sources=summary_ids)
+        run.profiles.append(profile.pk)
+    run.providers.add(plan.provider)
 
 
 def _derived_fact(
@@ -169,6 +265,7 @@ def _derived_fact(
         team_id=scope.team_id,
         visibility=scope.visibility,
         project=scope.project,
+        fleet=scope.fleet,
         content=content[: config.max_content_length],
         category=category,
         source=Source.EXTRACTED,

@@ -6,14 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.utils import timezone
 
-from facts.dedupe import fact_keys_refresh
-from facts.models import Fact, FactUndo, Origin, Status, UndoKind
+from facts.models import Fact, FactUndo, Status, UndoKind
 from facts.search import FACT_FTS, FACT_VECTORS
-from facts.services.embedding import queue_embedding
-from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
-from memoryhub.engine.config import memory_config_get
+from facts.services.summaries import derived_links, summaries_follow_sources
+from facts.sessions import facts_index_after_removal, neighbours_of
 from memoryhub.engine.errors import Forbidden
 from memoryhub.engine.locking import writes_serialise
 from teams.services import Actor
@@ -33,26 +30,17 @@ class ForgetOutcome:
     contents: list[str] = field(default_factory=list)  # what they said (for other apps)
 
 
-def derived_links(*, children: set[int] | None = None, parents: set[int] | None = None) -> list:
-    """(child, parent) ``derived_from`` links of these children or of these parents."""
-    through = Fact.derived_from.through.objects
-    if children is not None:
-        through = through.filter(from_fact_id__in=children)
-    if parents is not None:
-        through = through.filter(to_fact_id__in=parents)
-    return list(through.values_list("from_fact_id", "to_fact_id"))
-
-
 @transaction.atomic
 def facts_forget(*, actor: Actor, fact_ids: Sequence[int]) -> ForgetOutcome:
     """Delete these facts with everything derived from them: the archived copies of
     their earlier wordings (merge parents), their vectors, full-text rows and keys; a
-    summary or profile that drew on them is rebuilt from its remaining sources, or
-    deleted when none remain. The caller purges the indexes' pages afterwards."""
-    # After this owner's other writers (an edit of a fact being forgotten among them),
-    # never beside them: both rewrite the facts' index rows.
-    writes_serialise("facts", actor.user.pk)
+    summary or profile that drew on them is rebuilt from the sources it keeps in its own
+    scope, or deleted when none remain (see ``summaries_follow_sources``). The caller
+    purges the indexes' pages afterwards."""
     asked = list(dict.fromkeys(fact_ids))
+    # Writers of this owner's facts (an edit of a fact being forgotten, a distillation
+    # of them) run one at a time: they rewrite the same index rows and summaries.
+    writes_serialise("facts", actor.user.pk)
     allowed = set(
         Fact.objects.owned_by(actor.user).filter(pk__in=asked).values_list("pk", flat=True)
     )
@@ -87,20 +75,11 @@ def facts_forget(*, actor: Actor, fact_ids: Sequence[int]) -> ForgetOutcome:
         copies += sorted(found)
         removed |= found
         frontier = found
-    # Summaries (layer 2) and then profiles (layer 3) drawing on what goes.
-    derived: list[int] = []
-    regenerated: list[int] = []
-    touched = {c for c, _ in derived_links(parents=removed)} - removed
-    for layer in (2, 3):
-        for summary in Fact.objects.filter(pk__in=touched, layer=layer).order_by("pk"):
-            sources = [p for _, p in derived_links(children={summary.pk}) if p not in removed]
-            if sources:
-                _summary_rebuild(actor=actor, summary=summary, source_ids=sources)
-                regenerated.append(summary.pk)
-            else:
-                removed.add(summary.pk)
-                derived.append(summary.pk)
-        touched = {c for c, _ in derived_links(parents=removed | set(regenerated))} - removed
+    # Summaries (layer 2) and then profiles (layer 3) drawing on what goes are said anew
+    # from the sources they keep in their own scope, or go with it.
+    followed = summaries_follow_sources(fact_ids=removed, leaving=removed, remove=False)
+    copies += followed.copies
+    removed |= set(followed.retired) | set(followed.copies)
     rows = list(
         Fact.objects.filter(pk__in=removed).values_list("pk", "layer", "content", "embedding_model")
     )
@@ -117,37 +96,10 @@ def facts_forget(*, actor: Actor, fact_ids: Sequence[int]) -> ForgetOutcome:
     return ForgetOutcome(
         asked=asked,
         copies=copies,
-        derived=derived,
-        regenerated=regenerated,
+        derived=followed.retired,
+        regenerated=followed.rebuilt,
         removed=sorted(ids),
         layers=dict(Counter(layer for _, layer, _, _ in rows)),
         vectors=sum(1 for *_, model in rows if model),
         contents=[content for _, _, content, _ in rows],
     )
-
-
-def _summary_rebuild(*, actor: Actor, summary: Fact, source_ids: list[int]) -> None:
-    """A summary or profile said anew from ``source_ids`` alone: their first
-    sentences, in order, within the content limit."""
-    config = memory_config_get()
-    sources = Fact.objects.filter(pk__in=source_ids).order_by("created_at", "pk")
-    sentences = [first_sentence(f.content) for f in sources]
-    content = " ".join(sentences)[: config.max_content_length].strip()
-    now = timezone.now()
-    Fact.objects.filter(pk=summary.pk).update(
-        content=content, updated_at=now, embedding_model="", origin=Origin.INFERRED
-    )
-    summary.derived_from.set(source_ids)
-    FACT_VECTORS.delete([summary.pk])
-    facts_index([summary.pk])
-    fact_keys_refresh([summary.pk])
-    queue_embedding([summary.pk], config)
-
-
-def first_sentence(text: str) -> str:
-    """The first sentence of ``text`` (all of it when it has one)."""
-    for end in (". ", "! ", "? ", "\n"):
-        cut = text.find(end)
-        if cut > 0:
-            text = text[: cut + 1]
-    return text.strip()

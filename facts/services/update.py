@@ -10,6 +10,7 @@ from facts.models import Category, Fact, Sentiment, Source, Status, Tier
 from facts.search import FACT_FTS, FACT_VECTORS
 from facts.services.cleaning import clean_choice, clean_content, clean_unit
 from facts.services.embedding import queue_embedding
+from facts.services.summaries import SCOPE_FIELDS, summaries_follow_sources
 from facts.sessions import facts_index, facts_index_after_removal, neighbours_of
 from memoryhub.engine.cleaning import clean_tags
 from memoryhub.engine.config import memory_config_get
@@ -120,6 +121,9 @@ def fact_update(
     facts_index_after_removal(left)
     if KEYED_FIELDS & changed.keys():
         fact_keys_refresh([fact.pk])
+    if SCOPE_FIELDS & changed.keys():
+        # Moved out of its scope: the summaries built from it no longer quote it.
+        summaries_follow_sources(fact_ids=[fact.pk])
     audit_log(
         actor=actor,
         action="fact.update",
@@ -142,6 +146,8 @@ def fact_delete(*, actor: Actor, fact: Fact, expected_version: str | None = None
     fact = row_for_update(fact, missing=f"No fact {fact.pk}.", expected_version=expected_version)
     _require_editable(actor=actor, fact=fact)
     fact_id = fact.pk
+    # The summaries built from it are said again without it (or go, with no source left).
+    summaries_follow_sources(fact_ids=[fact_id], leaving=[fact_id])
     around = neighbours_of([fact_id])
     FACT_FTS.delete([fact_id])
     FACT_VECTORS.delete([fact_id])

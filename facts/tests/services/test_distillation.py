@@ -9,6 +9,7 @@ from django.utils import timezone
 from facts.models import Fact
 from facts.recall import fact_recall
 from facts.services.distillation import facts_distill, facts_distill_due
+from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.llm.tests.conftest import Reply, completion, serve, user_data  # noqa: F401
 from memoryhub.engine.models import Job, MemoryConfig
 from teams.services import Actor
@@ -145,3 +146,17 @@ def test_a_summarys_sources_are_one_click_away_for_those_who_read_them(
     profile = Fact.objects.get(layer=3, visibility="team")
     page = teammate_client.get(f"/memory/{team_summary.pk}/").content.decode()
     assert f'href="/memory/{profile.pk}/"' in page  # the team's profile, which Bob reads
+
+
+def test_a_fleets_facts_are_distilled_apart_from_those_of_no_fleet(owner, team, remember):
+    memory_config_get()  # the settings row
+    MemoryConfig.objects.filter(pk=1).update(distillation_min_facts=3)
+    for n in range(3):
+        remember(owner, f"The build fleet caches wheels on runner {n}.", fleet="build")
+        remember(owner, f"The office printer on floor {n} needs toner.")
+    facts_distill(owner_id=owner.pk)
+    summaries = Fact.objects.filter(layer=2)
+    assert sorted(summaries.values_list("fleet", flat=True)) == ["", "build"]
+    for summary in summaries:
+        assert {p.fleet for p in summary.derived_from.all()} == {summary.fleet}
+    assert sorted(Fact.objects.filter(layer=3).values_list("fleet", flat=True)) == ["", "build"]
