@@ -28,6 +28,10 @@ class RemoteEmbeddingError(EmbeddingError):
     """A remote embeddings endpoint failed or answered something unusable."""
 
 
+class RemoteEmbeddingTimeout(RemoteEmbeddingError):
+    """A remote embeddings endpoint did not answer within the time allowed."""
+
+
 class EmbedderCircuitOpen(RemoteEmbeddingError):
     """A remote embedder used by requests failed too often lately: it was not asked, and
     is not for ``retry_after`` seconds."""

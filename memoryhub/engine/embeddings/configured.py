@@ -21,7 +21,7 @@ from django.conf import settings
 
 from memoryhub.engine.circuits import RequestLimits
 
-from .base import Embedder, EmbedderCircuitOpen
+from .base import Embedder, EmbedderCircuitOpen, RemoteEmbeddingTimeout
 from .factory import get_embedder
 from .pipeline import embed_soon
 
@@ -150,8 +150,10 @@ class QueryEmbedding:
             raise _TooSlow(settings.EMBEDDINGS_QUERY_DEADLINE_SECONDS) from None
 
     def _failed(self, exc: Exception) -> None:
-        if isinstance(exc, _TooSlow):
-            self.failure = f"the embedder did not answer within {exc.seconds:g} s"
+        if isinstance(exc, _TooSlow | RemoteEmbeddingTimeout):
+            # Its own timeout (the deadline) may strike before the wait for it does.
+            seconds = settings.EMBEDDINGS_QUERY_DEADLINE_SECONDS
+            self.failure = f"the embedder did not answer within {seconds:g} s"
         elif isinstance(exc, EmbedderCircuitOpen):
             self.failure = (
                 f"the embedder keeps failing and is not asked again for {exc.retry_after:g} s"

@@ -19,7 +19,13 @@ import numpy as np
 
 from memoryhub.engine.circuits import CircuitLog, CircuitOpen, EdgeCircuit, RequestLimits
 
-from .base import EmbedderCircuitOpen, EmbedderConfigError, EmbeddingError, RemoteEmbeddingError
+from .base import (
+    EmbedderCircuitOpen,
+    EmbedderConfigError,
+    EmbeddingError,
+    RemoteEmbeddingError,
+    RemoteEmbeddingTimeout,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -153,7 +159,7 @@ class _RemoteEmbedder:
                     f"attempts ({exc!r}). Check that it is running and that the URL is right."
                 ) from exc
             except httpx.TimeoutException as exc:
-                raise RemoteEmbeddingError(
+                raise RemoteEmbeddingTimeout(
                     f"The embeddings server at {url} did not answer within {self._timeout:g} s. "
                     "Check that it is not overloaded, or raise the embeddings timeout."
                 ) from exc
