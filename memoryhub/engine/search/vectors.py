@@ -11,6 +11,7 @@ the best few of those. Outside transactions every scan runs on in-memory copies 
 current through the change log (see ``memoryhub.engine.search.mirror``).
 """
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -30,6 +31,8 @@ from memoryhub.engine.search.fts import (
     on_postgres,
 )
 from memoryhub.engine.search.mirror import IndexCopy, int8_matrix, refresh, sign_bits
+
+logger = logging.getLogger(__name__)
 
 # Up to this many rows an exact scan is cheap enough.
 EXACT_SCAN_LIMIT = 20_000
@@ -281,6 +284,17 @@ class VectorIndex:
         ``compile_within``, to share one compilation between searches)."""
         query = np.asarray(vector, dtype="<f4")
         if k <= 0:
+            return []
+        stored = self.current_dim()
+        if stored is not None and stored != len(query):
+            # Vectors of another embedder (a model change the backfill has not caught up
+            # with): nothing here compares with this one, so nothing is near it.
+            logger.warning(
+                "%s holds %d-dimensional vectors; a %d-dimensional query finds none of them.",
+                self.table,
+                stored,
+                len(query),
+            )
             return []
         if on_postgres():
             if within is not None:
