@@ -274,6 +274,9 @@ class ChatClient:
         )
         attempt = 0
         fell_back = False
+        # The last attempt's failure: when the deadline then cuts the next attempt
+        # short, that failure, not the cut, is what went wrong.
+        failed: tuple[ErrorKind, str] | None = None
         while True:
             payload = self._payload(messages, schema, mode, max_tokens, temperature)
             last_try = attempt >= self.retries
@@ -284,19 +287,18 @@ class ChatClient:
                 else:
                     left = until - time.monotonic()
                     if left <= 0:
-                        raise ChatModelUnavailable(
-                            f"No answer from the chat model server at {self.endpoint} within "
-                            f"the {self._deadline:g} s a request waits for it "
-                            f"({_attempts(attempt)} made)",
-                            kind="timeout",
-                        )
+                        raise self._out_of_time(attempt, failed)
                     status, headers, body = self._exchange(payload, min(self.timeout, left))
             except _Retryable as exc:
+                if exc.kind == "timeout" and until is not None and failed is not None:
+                    if until - time.monotonic() <= 0:
+                        raise self._out_of_time(attempt + 1, failed) from None
                 if last_try:
                     raise ChatModelUnavailable(
                         f"{exc.message} (after {attempt + 1} attempts)", kind=exc.kind
                     ) from None
                 self._pause(self._backoff_for(attempt), until, exc.kind, exc.message, attempt)
+                failed = (exc.kind, exc.message)
                 attempt += 1
                 continue
 
@@ -328,6 +330,7 @@ class ChatClient:
                 if wait is None:
                     wait = self._backoff_for(attempt)
                 self._pause(wait, until, "rate_limited", why, attempt)
+                failed = ("rate_limited", why)
                 attempt += 1
                 continue
             if status >= 500:
@@ -343,6 +346,7 @@ class ChatClient:
                 if wait is None or wait > self._max_retry_after:
                     wait = self._backoff_for(attempt)
                 self._pause(wait, until, "server", why, attempt)
+                failed = ("server", why)
                 attempt += 1
                 continue
             if status in (400, 422) and mode == "json_schema" and self._format == "auto":
@@ -402,6 +406,21 @@ class ChatClient:
     @property
     def _deadline(self) -> float:
         return self.in_request.deadline if self.in_request is not None else 0.0
+
+    def _out_of_time(self, made: int, failed: tuple[ErrorKind, str] | None) -> ChatModelUnavailable:
+        """The deadline is spent: say what the attempts made met, if they met anything."""
+        if failed is not None:
+            kind, why = failed
+            return ChatModelUnavailable(
+                f"{why}; gave up after {_attempts(made)}, within the "
+                f"{self._deadline:g} s a request waits for the chat model",
+                kind=kind,
+            )
+        return ChatModelUnavailable(
+            f"No answer from the chat model server at {self.endpoint} within "
+            f"the {self._deadline:g} s a request waits for it ({_attempts(made)} made)",
+            kind="timeout",
+        )
 
     def _pause(
         self, seconds: float, until: float | None, kind: ErrorKind, why: str, attempt: int

@@ -93,6 +93,25 @@ def test_waits_between_attempts_that_would_pass_the_deadline_are_not_waited(
     assert took < 0.65
 
 
+def test_an_attempt_the_deadline_cuts_short_reports_the_failure_before_it(
+    serve: Serve,
+    hang: threading.Event,
+) -> None:
+    def responder(request: Request, count: int) -> Reply:
+        return Reply(status=502, body=b"bad gateway") if count == 1 else Reply(hold=hang)
+
+    server = serve(responder)
+    reports: list[ErrorReport] = []
+
+    error, took = timed(lambda: in_request(server, reports, deadline=0.5).complete_json(ASK, Place))
+
+    # The second attempt had what was left of the deadline: the model's failure is the news.
+    assert isinstance(error, ChatModelUnavailable) and error.kind == "server"
+    assert "HTTP 502" in error.message and "gave up after 2 attempts" in error.message
+    assert took < 1.5 and len(server.requests) == 2
+    assert [r.kind for r in reports] == ["server"]
+
+
 def test_a_slow_answer_within_the_deadline_is_read(serve: Serve) -> None:
     server = serve(lambda request, count: Reply(delay=0.5, body=completion(ANSWER).body))
 
