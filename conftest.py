@@ -475,9 +475,10 @@ def redis_server(tmp_path) -> Iterator[RedisServer]:
 
 
 @pytest.fixture
-def broker_at() -> Callable[[str], contextlib.AbstractContextManager]:
+def broker_at() -> Callable[..., contextlib.AbstractContextManager]:
     """``with broker_at(url):`` the app sends its tasks to the Redis at ``url`` (with the
-    production timeouts) instead of running them in-process; put back afterwards."""
+    production timeouts), or with an empty ``url`` to the filesystem queue under
+    ``data_dir``, instead of running them in-process; put back afterwards."""
     from memoryhub.celery import app
     from memoryhub.engine.queue import celery_queue_settings
     from memoryhub.engine.tasks import queue_circuit
@@ -488,14 +489,14 @@ def broker_at() -> Callable[[str], contextlib.AbstractContextManager]:
         app._local.__dict__.pop("backend", None)
 
     @contextlib.contextmanager
-    def use(url: str) -> Iterator[None]:
+    def use(url: str, *, data_dir: Path | None = None) -> Iterator[None]:
         keys = ("broker_url", "broker_transport_options", "result_backend", "task_always_eager")
         saved = {key: app.conf[key] for key in keys}
-        queue = celery_queue_settings(redis_url=url, data_dir=Path(settings.DATA_DIR))
+        queue = celery_queue_settings(redis_url=url, data_dir=data_dir or Path(settings.DATA_DIR))
         app.conf.update(
-            broker_url=url,
+            broker_url=queue["broker_url"],
             broker_transport_options=queue["broker_transport_options"],
-            result_backend=url,
+            result_backend=queue["result_backend"],
             task_always_eager=False,
         )
         forget_connections()

@@ -22,7 +22,6 @@ from memoryhub.engine.jobs import job_create
 from memoryhub.engine.llm import ChatProvider, SourceText
 from memoryhub.engine.locking import writes_serialise
 from memoryhub.engine.refs import MAX_ID
-from memoryhub.engine.tasks import enqueue_on_commit
 from memoryhub.engine.unicode import UNSTORABLE
 from teams.models import Visibility
 from teams.services import Actor, audit_log, scope_for_new_row
@@ -342,10 +341,10 @@ def concept_graph_build_request(*, actor: Actor, project: str | None = None) -> 
         job = job_create(
             owner=actor.user,
             kind="concept_build",
+            task=build_task,
             arguments={} if project is None else {"project": project},
         )
         audit_log(actor=actor, action="concepts.build", target_type="job", target_id=job.pk)
-        enqueue_on_commit(build_task, job.pk)
     return job
 
 

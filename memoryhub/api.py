@@ -124,9 +124,17 @@ class JobOut(Schema):
     progress: float = Field(ge=0, le=1)
     result: dict | None
     error: str | None
+    attempts: int = Field(
+        description="How many times a worker started it: more than one when a worker died "
+        "running it and it was queued again"
+    )
+    note: str | None = Field(description="What happened to it on the way, when anything did")
     created_at: str
     started_at: str | None
     finished_at: str | None
+    heartbeat_at: str | None = Field(
+        description="Its last sign of life: queued, started, or alive while it runs"
+    )
 
 
 @api.get("/jobs/{job_id}", response=JobOut, tags=["jobs"], auth=read_auth)

@@ -374,6 +374,16 @@ CELERY_BEAT_SCHEDULE["concepts-catch-up"] = {
     "task": "concepts.catch_up",
     "schedule": env_float("MEMORYHUB_CONCEPTS_CATCH_UP_EVERY_SECONDS", 600.0, minimum=1.0),
 }
+CELERY_BEAT_SCHEDULE["jobs-sweep"] = {
+    # Jobs whose worker died running them, or whose task was lost: sent again or failed.
+    "task": "memoryhub.jobs_sweep",
+    "schedule": env_float("MEMORYHUB_JOB_SWEEP_EVERY_SECONDS", 30.0, minimum=1.0),
+}
+# A running job shows a sign of life this often; one that shows none for the stale time
+# (its worker was killed) is started again, up to the attempts, then failed with why.
+MEMORYHUB_JOB_HEARTBEAT_SECONDS = env_float("MEMORYHUB_JOB_HEARTBEAT_SECONDS", 10.0, minimum=0.1)
+MEMORYHUB_JOB_STALE_SECONDS = env_float("MEMORYHUB_JOB_STALE_SECONDS", 120.0, minimum=0.5)
+MEMORYHUB_JOB_ATTEMPTS = env_int("MEMORYHUB_JOB_ATTEMPTS", 2, minimum=1)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 # --- Cache: shared by every web process --------------------------------------------------

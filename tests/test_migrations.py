@@ -311,3 +311,35 @@ def test_entities_stored_before_refs_get_the_refs_their_names_give():
     assert _entities_ensure({"kestrelvault", "quillgate"})["kestrelvault"] == stored["kestrelvault"]
     assert Entity.objects.get(key="kestrelvault").ref == refs["kestrelvault"]
     assert Entity.objects.get(key="quillgate").ref == entity_ref("quillgate", secret=secret)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_jobs_stranded_before_heartbeats_are_found_by_the_first_sweep(owner, settings):
+    """A job left running by a worker that died before jobs had a heartbeat gets its task
+    from its kind and its start as its last sign of life: the first sweep queues it again."""
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+    from django.utils import timezone
+
+    from memoryhub.engine.jobs import jobs_sweep
+    from memoryhub.engine.models import Job
+
+    executor = MigrationExecutor(connection)
+    executor.migrate([("engine", "0001_initial")])
+    long_ago = timezone.now() - timedelta(days=1)
+    try:
+        old = executor.loader.project_state([("engine", "0001_initial")]).apps
+        stranded = old.get_model("engine", "Job").objects.create(
+            owner_id=owner.pk, kind="distill", state="running", started_at=long_ago
+        )
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+    job = Job.objects.get(pk=stranded.pk)
+    assert (job.task, job.attempts, job.heartbeat_at) == ("facts.distill", 1, long_ago)
+    assert jobs_sweep()["queued_again"] == [job.pk]
+    job.refresh_from_db()
+    assert job.state == "done" and job.attempts == 2  # run again, here in-process

@@ -24,6 +24,7 @@ QUEUED_NAMES = {
     "facts.extract",
     "facts.import",
     "facts.undo_purge",
+    "memoryhub.jobs_sweep",
     "memoryhub.ping",
     "wiki.embed",
     "wiki.embed_waiting",

@@ -20,7 +20,6 @@ from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import InvalidInput
 from memoryhub.engine.locking import writes_serialise
 from memoryhub.engine.models import MemoryConfig
-from memoryhub.engine.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log
 
 # Sources summarised at once per scope, and summaries asked for.
@@ -312,9 +311,10 @@ def facts_distill_request(*, actor: Actor, project: str | None = None) -> Any:
 
     if project is not None and (not isinstance(project, str) or len(project) > 200):
         raise InvalidInput("A project key is at most 200 characters.")
-    job = job_create(owner=actor.user, kind="distill", arguments={"project": project})
+    job = job_create(
+        owner=actor.user, kind="distill", task=facts_distill_task, arguments={"project": project}
+    )
     audit_log(actor=actor, action="memory.distill", target_type="job", target_id=job.pk)
-    enqueue_on_commit(facts_distill_task, job.pk)
     return job
 
 

@@ -14,7 +14,6 @@ from facts.services.create import WriteResult, fact_create
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import ApplicationError, Conflict, InvalidInput, NotFound
 from memoryhub.engine.models import Job, MemoryConfig
-from memoryhub.engine.tasks import enqueue_on_commit
 from teams.services import Actor, audit_log, scope_for_new_row
 
 # Longer conversations are extracted by a job, not in the request.
@@ -184,8 +183,9 @@ def memory_extract_request(
         "team": team,
         "token": actor.token.pk if actor.token else None,
     }
-    job = job_create(owner=actor.user, kind="extract", arguments=arguments)
-    enqueue_on_commit(memory_extract_task, job.pk)
+    job = job_create(
+        owner=actor.user, kind="extract", task=memory_extract_task, arguments=arguments
+    )
     return job
 
 

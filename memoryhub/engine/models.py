@@ -30,6 +30,15 @@ class Job(models.Model):
     arguments = models.JSONField(default=dict, blank=True)
     result = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
+    # The task that runs it, by name: the sweep sends it again when its run was lost.
+    task = models.CharField(max_length=100, blank=True, default="")
+    # The last sign of life: when it was queued (or queued again), started, or reported
+    # from its run (every few seconds while it runs).
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # How many times a worker started it: more than one when a worker died running it.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # What happened to it on the way, for its owner: "its worker stopped; queued again".
+    note = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -53,9 +62,12 @@ class Job(models.Model):
             "progress": round(self.progress, 4),
             "result": self.result,
             "error": self.error or None,
+            "attempts": self.attempts,
+            "note": self.note or None,
             "created_at": self.created_at.isoformat(),
             "started_at": self.started_at.isoformat() if self.started_at else None,
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "heartbeat_at": self.heartbeat_at.isoformat() if self.heartbeat_at else None,
         }
 
 

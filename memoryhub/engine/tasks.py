@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 import pybreaker
-from celery import Task
+from celery import Task, shared_task
 from django.conf import settings
 from django.db import transaction
 
@@ -82,3 +82,11 @@ def retried_while_failing(*errors: type[Exception]) -> dict[str, Any]:
 def enqueue_on_commit(task: Task, *args: Any) -> None:
     """Queue ``task`` once the current transaction commits (never for rolled-back data)."""
     transaction.on_commit(lambda: enqueue(task, *args))
+
+
+@shared_task(name="memoryhub.jobs_sweep")
+def jobs_sweep() -> dict[str, list[int]]:
+    """Queue again, or fail with the reason, the jobs whose run was lost."""
+    from memoryhub.engine.jobs import jobs_sweep as sweep
+
+    return sweep()

@@ -27,7 +27,6 @@ from memoryhub.engine.cleaning import MAX_TAG_LENGTH, MAX_TAGS
 from memoryhub.engine.errors import InvalidInput, TooLarge
 from memoryhub.engine.jobs import job_create
 from memoryhub.engine.models import Job
-from memoryhub.engine.tasks import enqueue_on_commit
 from memoryhub.engine.unicode import require_storable_text
 from memoryhub.surface.export import FORMAT, FORMAT_VERSION, ExportFact
 from teams.services import Actor
@@ -427,6 +426,7 @@ def memories_import_request(*, actor: Actor, document: Any) -> dict[str, Any] | 
         job = job_create(
             owner=actor.user,
             kind="import",
+            task=memories_import_task,
             arguments={
                 "document": _facts_only(document),
                 "facts": len(plan.items),
@@ -434,5 +434,4 @@ def memories_import_request(*, actor: Actor, document: Any) -> dict[str, Any] | 
                 "token": actor.token.pk if actor.token else None,
             },
         )
-        enqueue_on_commit(memories_import_task, job.pk)
     return job

@@ -290,9 +290,9 @@ class ChatClient:
                         raise self._out_of_time(attempt, failed)
                     status, headers, body = self._exchange(payload, min(self.timeout, left))
             except _Retryable as exc:
-                if exc.kind == "timeout" and until is not None and failed is not None:
-                    if until - time.monotonic() <= 0:
-                        raise self._out_of_time(attempt + 1, failed) from None
+                cut_short = until is not None and until - time.monotonic() <= 0
+                if exc.kind == "timeout" and cut_short and failed is not None:
+                    raise self._out_of_time(attempt + 1, failed) from None
                 if last_try:
                     raise ChatModelUnavailable(
                         f"{exc.message} (after {attempt + 1} attempts)", kind=exc.kind
