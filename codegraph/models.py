@@ -36,6 +36,8 @@ class CodeProject(ScopedModel):
     started_at = models.DateTimeField(null=True, blank=True)
     # The last sign of life of the scan: when it was queued, claimed, or stored a batch.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Runs of the requested scan begun so far: more than one when a worker died in one.
+    scan_attempts = models.PositiveSmallIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True, default="")
     warning = models.TextField(blank=True, default="")

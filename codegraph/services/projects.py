@@ -147,6 +147,7 @@ def code_project_register(
                 root_path=str(root),
                 state=ScanState.QUEUED,
                 heartbeat_at=timezone.now(),
+                scan_attempts=0,
                 settings=project_settings,
                 **scope,
             )
@@ -185,6 +186,7 @@ def code_project_register(
         code_root_access_check(code_project=existing)
         existing.state = ScanState.QUEUED
         existing.heartbeat_at = timezone.now()
+        existing.scan_attempts = 0
         existing.error = ""
         existing.save()
         return existing
@@ -241,8 +243,9 @@ def code_project_rescan(*, actor: Actor, code_project: CodeProject) -> CodeProje
             return locked
         locked.state = ScanState.QUEUED
         locked.heartbeat_at = timezone.now()
+        locked.scan_attempts = 0
         locked.error = ""
-        locked.save(update_fields=["state", "heartbeat_at", "error"])
+        locked.save(update_fields=["state", "heartbeat_at", "scan_attempts", "error"])
         _scan_queue(actor=actor, code_project=locked)
     return locked
 

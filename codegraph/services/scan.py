@@ -104,6 +104,13 @@ def code_project_scan(
         if queued_only
         else ~alive
     )
+    died_too_often = models.Q(state=ScanState.RUNNING) & dead & _tried_enough()
+    if (
+        CodeProject.objects.filter(pk=project_id)
+        .filter(claimable & died_too_often)
+        .update(**_given_up(now))
+    ):
+        return ScanResult(project_id=project_id, errors=[_stopped_reason()])
     claimed = (
         CodeProject.objects.filter(pk=project_id)
         .filter(claimable)
@@ -115,6 +122,7 @@ def code_project_scan(
             error="",
             files_done=0,
             files_total=0,
+            scan_attempts=models.F("scan_attempts") + 1,
         )
     )
     if not claimed:
@@ -150,6 +158,22 @@ def _no_sign_of_life(now: datetime) -> models.Q:
     return models.Q(heartbeat_at__isnull=True) | models.Q(heartbeat_at__lt=now - scan_stale_after())
 
 
+def _tried_enough() -> models.Q:
+    return models.Q(scan_attempts__gte=settings.MEMORYHUB_JOB_ATTEMPTS)
+
+
+def _stopped_reason() -> str:
+    return (
+        f"The worker stopped while scanning, {settings.MEMORYHUB_JOB_ATTEMPTS} times (no sign "
+        f"of life for {settings.CODEGRAPH_SCAN_STALE_SECONDS:g} s each time: killed, or out "
+        "of memory); the scan is not tried again until you scan again."
+    )
+
+
+def _given_up(now: datetime) -> dict[str, object]:
+    return {"state": ScanState.FAILED, "error": _stopped_reason(), "finished_at": now}
+
+
 def code_project_scans_catch_up() -> list[int]:
     """Queue again every scan that is queued or running but has shown no sign of life
     for ``CODEGRAPH_SCAN_STALE_SECONDS``: its task was lost (the broker was down) or its
@@ -167,11 +191,11 @@ def code_project_scans_catch_up() -> list[int]:
         ).values_list("pk", "state")
         for pk, state in list(candidates):
             # The same test again, so that a scan that beat meanwhile keeps its hold.
-            if (
-                CodeProject.objects.filter(pk=pk, state=state)
-                .filter(stale)
-                .update(state=ScanState.QUEUED, heartbeat_at=now)
-            ):
+            row = CodeProject.objects.filter(pk=pk, state=state).filter(stale)
+            if state == ScanState.RUNNING and row.filter(_tried_enough()).update(**_given_up(now)):
+                logger.warning("Scan of code project %s: %s", pk, _stopped_reason())
+                continue
+            if row.update(state=ScanState.QUEUED, heartbeat_at=now):
                 logger.info(
                     "Scan of code project %s was %s with no sign of life; queued again.",
                     pk,

@@ -109,3 +109,32 @@ def test_a_scan_taken_for_dead_stops_before_writing_anything_more(project):
     project.refresh_from_db()
     assert project.state == ScanState.QUEUED
     assert not SourceFile.objects.filter(project=project).exists()
+
+
+def test_a_scan_whose_worker_dies_in_every_run_is_given_up_saying_why_until_scanned_again(
+    project, owner, tree, django_capture_on_commit_callbacks
+):
+    # Two runs began, and the worker died in each (say, out of memory on one file).
+    quiet_for(project, 61, state=ScanState.RUNNING, scan_attempts=2)
+
+    with django_capture_on_commit_callbacks() as queued:
+        assert services.code_project_scans_catch_up() == []
+    assert not queued
+    project.refresh_from_db()
+    assert project.state == ScanState.FAILED
+    assert "stopped while scanning, 2 times" in project.error
+    assert "until you scan again" in project.error
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.code_project_scan_request(actor=Actor(user=owner), name="shop", path=str(tree))
+    project.refresh_from_db()
+    assert (project.state, project.scan_attempts, project.error) == (ScanState.DONE, 1, "")
+
+
+def test_a_scan_task_handed_out_again_after_the_last_run_died_gives_up(project):
+    quiet_for(project, 61, state=ScanState.RUNNING, scan_attempts=2)
+
+    result = codegraph_scan.apply(args=[project.pk]).get()  # as Redis hands it out again
+
+    assert "stopped while scanning" in result["errors"][0]
+    assert CodeProject.objects.get(pk=project.pk).state == ScanState.FAILED
