@@ -6,12 +6,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 
 from memoryhub.celery import app as celery_app
+from memoryhub.engine import liveness
 
 # How old an answer about the broker and the workers may be before it is checked again.
 QUEUE_CHECK_FRESH_SECONDS = 5.0
+# An answer this much older than that comes from a check that never returned: it says
+# nothing of now, and the page says so instead of repeating it.
+QUEUE_CHECK_GRACE_SECONDS = 10.0
 
 
 def _redact(url: str) -> str:
@@ -72,14 +77,47 @@ def check_worker(timeout: float = 1.0) -> dict[str, Any]:
     return {"ok": True, "workers": workers}
 
 
+_stuck = liveness.StallWatch(
+    conf=celery_app.conf,
+    last_sign=liveness.last_task_at,
+    stall_seconds=settings.MEMORYHUB_WORKER_STALL_SECONDS,
+)
+
+
+def check_progress() -> dict[str, Any]:
+    """Whether the workers take the tasks that wait: how many wait, since when, and when
+    a worker last started, ended or ran one. Stuck (``ok`` false) when tasks have waited
+    ``MEMORYHUB_WORKER_STALL_SECONDS`` with no task taken meanwhile."""
+    try:
+        waiting = liveness.queue_waiting(celery_app.conf)
+    except Exception as exc:
+        return {"queued": None, "error": f"the queue could not be read: {exc}"}
+    last = liveness.last_task_at()
+    progress: dict[str, Any] = {
+        "queued": waiting.count,
+        "oldest_queued_seconds": None
+        if waiting.oldest_seconds is None
+        else round(waiting.oldest_seconds, 1),
+        "last_task_seconds_ago": None if last is None else round(max(0.0, time.time() - last), 1),
+    }
+    stuck = _stuck()
+    if stuck is not None:
+        progress["stuck"] = f"the worker {stuck}"
+    return progress
+
+
 def check_queue() -> dict[str, Any]:
-    """The broker and, when it answers, the workers."""
+    """The broker and, when it answers, the workers and whether they take tasks."""
     broker = check_broker()
-    worker = (
-        check_worker()
-        if broker["ok"]
-        else {"ok": False, "workers": [], "error": "broker unreachable"}
-    )
+    if not broker["ok"]:
+        return {
+            "broker": broker,
+            "worker": {"ok": False, "workers": [], "error": "broker unreachable"},
+        }
+    worker = {**check_worker(), **check_progress()}
+    if "stuck" in worker:
+        worker["ok"] = False
+        worker["error"] = worker.pop("stuck")
     return {"broker": broker, "worker": worker}
 
 
@@ -88,37 +126,48 @@ class BackgroundCheck:
 
     A worker ping waits out its whole timeout for replies, so the health page must not
     run it per request. ``answer()`` returns the last answer at once and, when it is
-    older than ``fresh_for`` seconds, starts one new check in the background. Only the
-    first call of a process waits, for the first answer. Each process (a forked web
-    worker too) checks on its own.
+    older than ``fresh_for`` seconds, starts one new check in the background. A call
+    that has no answer, or one older than ``fresh_for + grace`` (nobody asked for a
+    while), waits up to ``grace`` seconds for the new one; a check that takes longer
+    hangs, and its age says so. Each process (a forked web worker too) checks on its own.
     """
 
-    def __init__(self, check: Callable[[], dict[str, Any]], *, fresh_for: float) -> None:
+    def __init__(
+        self, check: Callable[[], dict[str, Any]], *, fresh_for: float, grace: float = 10.0
+    ) -> None:
         self.check = check
         self.fresh_for = fresh_for
+        self.grace = grace
         self._lock = threading.Lock()
         self._pid = os.getpid()
         self._answer: dict[str, Any] | None = None
         self._at = 0.0
         self._running: threading.Thread | None = None
+        self._started = 0.0
 
     def answer(self) -> tuple[dict[str, Any], float]:
-        """The last answer and its age in seconds."""
+        """The last answer and its age in seconds (for a first check that has not
+        answered yet, an error and how long it has run)."""
         with self._lock:
             if self._pid != os.getpid():  # forked: the thread and answer were the parent's
                 self._pid, self._answer, self._running = os.getpid(), None, None
-            stale = self._answer is None or time.monotonic() - self._at > self.fresh_for
-            if stale and self._running is None:
+            now = time.monotonic()
+            age = None if self._answer is None else now - self._at
+            if (age is None or age > self.fresh_for) and self._running is None:
+                self._started = now
                 self._running = threading.Thread(
                     target=self._refresh, name="health-check", daemon=True
                 )
                 self._running.start()
-            first = self._running if self._answer is None else None
-        if first is not None:
-            first.join()
+            too_old = age is None or age > self.fresh_for + self.grace
+            waiting = self._running if too_old else None
+        if waiting is not None:
+            waiting.join(timeout=self.grace)
         with self._lock:
-            assert self._answer is not None
-            return self._answer, time.monotonic() - self._at
+            now = time.monotonic()
+            if self._answer is None:
+                return {"error": "the check has not answered yet"}, now - self._started
+            return self._answer, now - self._at
 
     def _refresh(self) -> None:
         try:
@@ -129,7 +178,9 @@ class BackgroundCheck:
             self._answer, self._at, self._running = answer, time.monotonic(), None
 
 
-queue_check = BackgroundCheck(check_queue, fresh_for=QUEUE_CHECK_FRESH_SECONDS)
+queue_check = BackgroundCheck(
+    check_queue, fresh_for=QUEUE_CHECK_FRESH_SECONDS, grace=QUEUE_CHECK_GRACE_SECONDS
+)
 
 
 def health_report() -> dict[str, Any]:
@@ -137,10 +188,17 @@ def health_report() -> dict[str, Any]:
     a few seconds ago, with the age of that answer)."""
     queue, age = queue_check.answer()
     report = {"database": check_database(), "vec": check_vec()}
+    too_old = age > QUEUE_CHECK_FRESH_SECONDS + QUEUE_CHECK_GRACE_SECONDS
     for part in ("broker", "worker"):
         report[part] = {
             **queue.get(part, {"ok": False, "error": queue.get("error", "not checked")}),
             "checked_seconds_ago": round(age, 1),
         }
+        if too_old:
+            report[part]["ok"] = False
+            report[part]["error"] = (
+                f"no answer for {age:.0f} s: the check of the broker and the workers has "
+                "not returned (one of them hangs)"
+            )
     report["status"] = "ok" if all(part["ok"] for part in report.values()) else "degraded"
     return report

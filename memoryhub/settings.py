@@ -458,6 +458,9 @@ MEMORYHUB_HOST = env_str("MEMORYHUB_HOST", "127.0.0.1")
 MEMORYHUB_PORT = env_int("MEMORYHUB_PORT", 8000, minimum=1)
 MEMORYHUB_WEB_WORKERS = env_int("MEMORYHUB_WEB_WORKERS", 2, minimum=1)
 MEMORYHUB_WORKER_CONCURRENCY = env_int("MEMORYHUB_WORKER_CONCURRENCY", 2, minimum=1)
+# A worker that takes no task for this long while tasks wait in its queue is stuck: runall
+# restarts it, and /api/health says so.
+MEMORYHUB_WORKER_STALL_SECONDS = env_float("MEMORYHUB_WORKER_STALL_SECONDS", 60.0, minimum=1.0)
 AUDIT_PAGE_SIZE = 50
 # The largest document POST /api/memories/import and manage.py import_memories read,
 # and the number of facts from which the API runs an import as a job.

@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
@@ -22,6 +22,11 @@ LONGEST_PAUSE_SECONDS = 30.0
 # A process that ran this long before exiting is started again after the first pause.
 STABLE_AFTER_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 15.0
+# How often a child's watch is asked whether it is stuck.
+WATCH_EVERY_SECONDS = 5.0
+
+# Given when a child started (epoch seconds), a reason to restart it, or None.
+Watch = Callable[[float], str | None]
 
 
 @dataclass
@@ -33,8 +38,11 @@ class Child:
     pause: float
     process: subprocess.Popen | None = None
     started_at: float = 0.0
+    started_wall: float = 0.0
     restart_at: float | None = None
     restarts: int = 0
+    watch: Watch | None = None
+    watched_at: float = 0.0
 
 
 def _exit_reason(code: int) -> str:
@@ -54,17 +62,25 @@ def _kill_group(pid: int, sig: signal.Signals) -> None:
 
 
 class Supervisor:
-    """Start the named commands, restart any that exits, stop them all on ``stop()``."""
+    """Start the named commands, restart any that exits or that its watch finds stuck,
+    stop them all on ``stop()``."""
 
     def __init__(
         self,
         commands: dict[str, Sequence[str]],
         *,
+        watches: dict[str, Watch] | None = None,
+        watch_every: float = WATCH_EVERY_SECONDS,
         first_pause: float = FIRST_PAUSE_SECONDS,
         longest_pause: float = LONGEST_PAUSE_SECONDS,
         stable_after: float = STABLE_AFTER_SECONDS,
     ) -> None:
-        self.children = [Child(name, command, first_pause) for name, command in commands.items()]
+        watches = watches or {}
+        self.children = [
+            Child(name, command, first_pause, watch=watches.get(name))
+            for name, command in commands.items()
+        ]
+        self.watch_every = watch_every
         self.first_pause, self.longest_pause = first_pause, longest_pause
         self.stable_after = stable_after
         self.stopping = False
@@ -76,7 +92,8 @@ class Supervisor:
     def _spawn(self, child: Child) -> None:
         # Its own session: Ctrl-C reaches only the supervisor, which stops each child once.
         child.process = subprocess.Popen(child.command, start_new_session=True)
-        child.started_at = time.monotonic()
+        child.started_at = child.watched_at = time.monotonic()
+        child.started_wall = time.time()
         child.restart_at = None
         logger.info("%s started (pid %d).", child.name, child.process.pid)
 
@@ -88,6 +105,7 @@ class Supervisor:
             if child.restart_at is None and process is not None:
                 code = process.poll()
                 if code is None:
+                    self._watch(child, now)
                     continue
                 # Whatever it left behind (pool processes, web workers) goes with it.
                 _kill_group(process.pid, signal.SIGKILL)
@@ -104,6 +122,21 @@ class Supervisor:
             if child.restart_at is not None and now >= child.restart_at and not self.stopping:
                 child.restarts += 1
                 self._spawn(child)
+
+    def _watch(self, child: Child, now: float) -> None:
+        """Ask a running child's watch, now and then, whether it is stuck; kill a stuck
+        one (its whole group), to be started again as any child that exits."""
+        if child.watch is None or now - child.watched_at < self.watch_every:
+            return
+        child.watched_at = now
+        try:
+            reason = child.watch(child.started_wall)
+        except Exception:  # a watch that fails must not stop the supervising
+            logger.exception("Could not tell whether %s is stuck", child.name)
+            return
+        if reason is not None and child.process is not None:
+            logger.warning("%s %s; restarting it.", child.name, reason)
+            _kill_group(child.process.pid, signal.SIGKILL)
 
     def run(self, *, interval: float = 0.2) -> None:
         """Supervise until ``stopping`` is set (by a signal handler), then stop all."""

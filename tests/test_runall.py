@@ -12,8 +12,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from celery import Celery
 from django.conf import settings
 
+from memoryhub.engine.queue import celery_queue_settings
 from memoryhub.supervisor import Supervisor
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -54,6 +56,35 @@ def test_a_process_that_keeps_failing_is_started_again_with_a_pause_that_doubles
         supervisor.stop()
     pauses = re.findall(r"flaky exited with code 3; starting it again in ([\d.]+) s", caplog.text)
     assert pauses[:4] == ["0.1", "0.2", "0.4", "0.4"]
+
+
+def test_a_process_its_watch_finds_stuck_is_killed_and_started_again(caplog):
+    caplog.set_level("INFO", logger="memoryhub.supervisor")
+    asked: list[float] = []
+
+    def watch(started_at: float) -> str | None:
+        asked.append(started_at)
+        return (
+            "took no task while 3 tasks waited in its queue for 61 s" if len(asked) == 1 else None
+        )
+
+    supervisor = Supervisor(
+        {"worker": [sys.executable, "-c", "import time; time.sleep(60)"]},
+        watches={"worker": watch},
+        watch_every=0.1,
+        first_pause=0.1,
+    )
+    supervisor.start()
+    first = supervisor.children[0].process.pid
+    try:
+        wait_for(lambda: supervisor.poll() or supervisor.children[0].restarts, 20, "a restart")
+    finally:
+        supervisor.stop()
+    assert not alive(first)
+    assert "worker took no task while 3 tasks waited in its queue for 61 s; restarting it." in (
+        caplog.text
+    )
+    assert asked[0] <= time.time()  # told when the process started
 
 
 def test_stop_ends_every_process_and_what_each_left_behind():
@@ -101,6 +132,7 @@ def runall(tmp_path):
         MEMORYHUB_PORT=str(port),
         MEMORYHUB_WEB_WORKERS="1",
         MEMORYHUB_WORKER_CONCURRENCY="1",
+        MEMORYHUB_WORKER_STALL_SECONDS="4",
         SECRET_KEY=str(settings.SECRET_KEY),
     )
     manage = [sys.executable, "manage.py"]
@@ -184,3 +216,47 @@ def test_sigterm_stops_everything_and_the_start_up_log_has_no_noise(runall):
     assert "No hostname was supplied" not in output
     assert f"Control socket listening at {runall.data_dir / 'gunicorn.ctl'}" in output
     assert "starting it again" not in output
+
+
+@pytest.mark.integration
+def test_a_worker_that_takes_no_task_while_its_queue_waits_is_restarted_and_health_says_so(
+    runall,
+):
+    """The worker answers pings but its pool takes nothing (stopped here, wedged in
+    life): health says so, and the supervisor starts it again, which drains the queue."""
+    wait_for(lambda: (h := runall.health()) and h["worker"]["ok"], 60, "a live worker")
+    [worker] = runall.pids("worker")
+    pool = _children(worker)
+    assert pool, "a prefork worker has pool processes"
+    for pid in pool:
+        os.kill(pid, signal.SIGSTOP)
+    client = Celery("runall-test-client", set_as_current=False)
+    client.conf.update(celery_queue_settings(redis_url="", data_dir=runall.data_dir))
+    results = [client.send_task("memoryhub.ping") for _ in range(6)]
+
+    stuck = wait_for(
+        lambda: (h := runall.health()) and not h["worker"]["ok"] and h["worker"], 30, "stuck"
+    )
+    assert stuck["workers"], "the worker still answers pings"
+    assert "took no task while" in stuck["error"] and stuck["queued"] >= 1
+    wait_for(lambda: len(runall.pids("worker")) == 2, 30, "the worker started again")
+    assert "worker took no task while" in runall.output()
+    # What waited in the queue is done by the new worker (a task the stopped pool had
+    # been handed is lost with it on the filesystem queue, whose catch-ups redo it).
+    folder = runall.data_dir / "queue" / "messages"
+    wait_for(lambda: not list(folder.glob("*.celery.msg")), 60, "the queue drained")
+    answered = sum(1 for r in results if _answer(r) == "pong")
+    assert answered >= stuck["queued"], runall.output()
+    wait_for(lambda: (h := runall.health()) and h["worker"]["ok"], 30, "a live worker again")
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def _answer(result) -> str | None:
+    try:
+        return result.get(timeout=5)
+    except Exception:
+        return None

@@ -11,6 +11,7 @@ class EngineConfig(AppConfig):
         """Make the data directory's folders: the web server, the worker and every
         command start here, while reading the settings alone writes nothing."""
         import memoryhub.engine.db.lookups  # noqa: F401  (registers ``any_of``)
+        from memoryhub.engine import liveness
         from memoryhub.engine.queue import queue_folders
 
         folders = [settings.DATA_DIR, settings.STATIC_ROOT]
@@ -18,3 +19,4 @@ class EngineConfig(AppConfig):
             folders += queue_folders(settings.DATA_DIR)
         for folder in folders:
             folder.mkdir(parents=True, exist_ok=True)
+        liveness.connect()

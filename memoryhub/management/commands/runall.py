@@ -13,6 +13,8 @@ from types import FrameType
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
+from memoryhub.celery import app as celery_app
+from memoryhub.engine import liveness
 from memoryhub.supervisor import Supervisor
 
 
@@ -88,7 +90,16 @@ class Command(BaseCommand):
                 "run code of its own (the risk Celery warns of for root); still, prefer an "
                 "ordinary account."
             )
-        supervisor = Supervisor(commands)
+        # The worker leaves signs of life on a beacon; one that leaves none while tasks
+        # wait in its queue is stuck (its pool wedged) and is started again.
+        beacon = settings.DATA_DIR / "worker.beacon"
+        os.environ[liveness.BEACON_ENV] = str(beacon)
+        stuck = liveness.StallWatch(
+            conf=celery_app.conf,
+            last_sign=lambda: liveness.beacon_signed(beacon),
+            stall_seconds=settings.MEMORYHUB_WORKER_STALL_SECONDS,
+        )
+        supervisor = Supervisor(commands, watches={"worker": stuck})
 
         def stop(signum: int, frame: FrameType | None) -> None:
             supervisor.stopping = True
