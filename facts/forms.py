@@ -262,6 +262,7 @@ SETTING_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "llm_api_key",
         ),
     ),
+    ("Features", ("codegraph_enabled", "wiki_enabled")),
 )
 
 # (min, max) of the numeric settings; None = unbounded. The recall bounds match what
@@ -320,8 +321,14 @@ class MemoryConfigForm(forms.ModelForm):
             "llm_url": "Chat model URL",
             "llm_model": "Chat model",
             "llm_api_key": "Chat model API key",
+            "codegraph_enabled": "CodeGraph",
+            "wiki_enabled": "Wiki",
         }
         help_texts = {
+            "codegraph_enabled": "Off: its tools leave the tool list and MCP, its API "
+            "answers 404 and its pages say it is switched off. Indexes are kept.",
+            "wiki_enabled": "Off: its tools leave the tool list and MCP, its API answers 404 "
+            "and its pages say it is switched off. Pages are kept.",
             "recall_category_budget": 'JSON, e.g. {"preference": 2}: at most that many '
             "items of a category per recall.",
             "dedupe_similarity": (

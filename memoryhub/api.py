@@ -10,6 +10,7 @@ from ninja import Field, NinjaAPI, Schema
 from ninja.errors import HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
+from memoryhub.engine.config import feature_guard
 from memoryhub.engine.errors import ApplicationError
 from memoryhub.engine.jobs import job_get_visible
 from memoryhub.engine.llm import ChatModelError, ChatModelOutputError
@@ -160,6 +161,9 @@ def _register_routers() -> None:
     api.add_router("/", teams_router)
     api.add_router("/", surface_router)
     api.add_router("/", facts_router)
+    # Features Settings -> Memory may switch off: their endpoints answer 404 saying so.
+    codegraph_router.add_decorator(feature_guard("codegraph"))
+    wiki_router.add_decorator(feature_guard("wiki"))
     api.add_router("/codegraph", codegraph_router)
     api.add_router("/wiki", wiki_router)
     api.add_router("/concept-graph", concepts_router)

@@ -470,6 +470,8 @@ MEMORYHUB_IMPORT_INLINE_FACTS = env_int("MEMORYHUB_IMPORT_INLINE_FACTS", 1000, m
 # Defaults of the instance's memory settings (editable later under Settings -> Memory).
 MEMORY_DEFAULTS = {
     "memory_enabled": env_bool("MEMORYHUB_MEMORY_ENABLED", True),
+    "codegraph_enabled": env_bool("MEMORYHUB_CODEGRAPH_ENABLED", True),
+    "wiki_enabled": env_bool("MEMORYHUB_WIKI_ENABLED", True),
     "embeddings_enabled": env_bool("MEMORYHUB_EMBEDDINGS_ENABLED", True),
     "embeddings_provider": env_choice(
         "MEMORYHUB_EMBEDDINGS_PROVIDER", "local", ("local", "openai", "legacy")

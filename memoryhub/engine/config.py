@@ -6,12 +6,17 @@ embedder changes, checks its recall tuning) is that app's workflow: see
 ``facts.services.config``.
 """
 
+import functools
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Case, F, Q, Value, When
+from django.http import Http404
+from django.urls import URLPattern
 
+from memoryhub.engine.errors import NotFound
 from memoryhub.engine.models import MemoryConfig
 
 
@@ -21,6 +26,59 @@ def memory_config_get() -> MemoryConfig:
     if config is None:
         config, _ = MemoryConfig.objects.get_or_create(pk=1, defaults=settings.MEMORY_DEFAULTS)
     return config
+
+
+# The apps an instance may switch off, with the setting that does and their name.
+SWITCHABLE = {"codegraph": ("codegraph_enabled", "CodeGraph"), "wiki": ("wiki_enabled", "The wiki")}
+
+
+class FeatureOff(NotFound):
+    """A request for a feature switched off in Settings -> Memory."""
+
+
+def feature_enabled(app: str, *, config: MemoryConfig | None = None) -> bool:
+    """Whether the app labelled ``app`` is on (an app that cannot be switched off is)."""
+    if app not in SWITCHABLE:
+        return True
+    return bool(getattr(config or memory_config_get(), SWITCHABLE[app][0]))
+
+
+def feature_require(app: str) -> None:
+    """FeatureOff, saying so, when the app labelled ``app`` is switched off."""
+    if not feature_enabled(app):
+        raise FeatureOff(
+            f"{SWITCHABLE[app][1]} is switched off on this server; staff can switch it on "
+            "under Settings -> Memory."
+        )
+
+
+def feature_guard[V: Callable[..., Any]](app: str, *, page: bool = False) -> Callable[[V], V]:
+    """A view decorator: while the app labelled ``app`` is switched off the view answers
+    404 saying so (an API view through FeatureOff, a page through Http404 and the
+    dashboard's error page)."""
+
+    def decorate(view: V) -> V:
+        @functools.wraps(view)
+        def guarded(request: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                feature_require(app)
+            except FeatureOff as exc:
+                if page:
+                    raise Http404(exc.message) from None
+                raise
+            return view(request, *args, **kwargs)
+
+        return guarded  # type: ignore[return-value]
+
+    return decorate
+
+
+def feature_pages(app: str, patterns: list[URLPattern]) -> list[URLPattern]:
+    """The URL patterns of an app's pages, each answering 404 (saying why) while the
+    app is switched off."""
+    for pattern in patterns:
+        pattern.callback = feature_guard(app, page=True)(pattern.callback)
+    return patterns
 
 
 def chat_model_status(*, config: MemoryConfig) -> dict[str, Any]:

@@ -127,6 +127,10 @@ class MemoryConfig(models.Model):
     dedupe_similarity = models.FloatField(default=0.92)
     distillation_enabled = models.BooleanField(default=False)
     distillation_every_hours = models.PositiveIntegerField(default=12)
+    # Features an instance may do without: off, their tools leave the tool list and MCP,
+    # their API answers 404 and their pages say they are switched off.
+    codegraph_enabled = models.BooleanField(default=True)
+    wiki_enabled = models.BooleanField(default=True)
     # Extracted facts wait in the review queue for their owner instead of being written.
     extraction_review_required = models.BooleanField(default=False)
     # A scope is distilled once it holds this many facts not yet rolled into a summary.

@@ -116,6 +116,18 @@ def tool_registry() -> dict[str, Tool]:
     return found
 
 
+@functools.cache
+def tool_apps() -> dict[str, str]:
+    """The label of the app that declares each tool, by tool name."""
+    found: dict[str, str] = {}
+    for config in apps.get_app_configs():
+        name = f"{config.name}.tools"
+        if find_spec(name) is not None:
+            for each in getattr(import_module(name), "TOOLS", ()):
+                found[each.name] = config.label
+    return found
+
+
 def tool_names() -> list[str]:
     return list(tool_registry())
 

@@ -14,10 +14,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from facts.recall import fact_recall
+from memoryhub.engine.config import feature_enabled, feature_require, memory_config_get
 from memoryhub.engine.errors import ApplicationError, InvalidInput
 from memoryhub.engine.llm import ChatModelError
 from memoryhub.engine.refs import RowId, shortened
-from memoryhub.engine.toolkit import Tool, ToolAnswer, tool, tool_get, tool_registry
+from memoryhub.engine.toolkit import Tool, ToolAnswer, tool, tool_apps, tool_get, tool_registry
 from memoryhub.surface import recall as tiers
 from memoryhub.surface.forget import MAX_FORGET_IDS, memory_forget_preview
 from memoryhub.surface.forget import memory_forget as forget_topic
@@ -238,8 +239,16 @@ def tool_usable_by(*, actor: Actor, found: Tool) -> bool:
 
 
 def tool_list_usable(*, actor: Actor) -> list[Tool]:
-    """The tools ``actor`` may call: enabled for its token and within its scopes."""
-    return [each for each in tool_registry().values() if tool_usable_by(actor=actor, found=each)]
+    """The tools ``actor`` may call: of a feature switched on, enabled for its token and
+    within its scopes."""
+    config = memory_config_get()
+    owners = tool_apps()
+    return [
+        each
+        for each in tool_registry().values()
+        if feature_enabled(owners.get(each.name, ""), config=config)
+        and tool_usable_by(actor=actor, found=each)
+    ]
 
 
 def tool_describe(found: Tool) -> dict[str, Any]:
@@ -323,6 +332,7 @@ def tool_call(*, actor: Actor, name: str, arguments: Any, transport: str) -> Too
 
     try:
         found = tool_get(name=name)
+        feature_require(tool_apps().get(found.name, ""))
         actor.require_tool(found.name)
         answer = found.run(actor=actor, arguments=arguments)
     except ApplicationError as exc:
