@@ -397,12 +397,16 @@ def fact_recall(
         )
     scored.sort(key=lambda item: (-item.score, -item.id))
 
+    restates = _restatements({item.id for item in scored})
     chosen: list[RecallItem] = []
+    chosen_ids: set[int] = set()
     used_chars = 0
     per_category: dict[str, int] = {}
     for item in scored:
         if len(chosen) >= max_items:
             break
+        if restates.get(item.id, set()) & chosen_ids:
+            continue  # a summary of a chosen fact, or a fact a chosen summary states
         length = len(item.line()) + 1
         if used_chars + length > char_budget:
             continue
@@ -410,6 +414,7 @@ def fact_recall(
         if limit is not None and per_category.get(item.category, 0) >= limit:
             continue
         chosen.append(item)
+        chosen_ids.add(item.id)
         used_chars += length
         per_category[item.category] = per_category.get(item.category, 0) + 1
 
@@ -417,6 +422,20 @@ def fact_recall(
     if touch and chosen:
         _record_use(actor, [item.fact for item in chosen], project)
     return RecallResult(block=block, items=chosen, mode=mode, notes=notes)
+
+
+def _restatements(ids: set[int]) -> dict[int, set[int]]:
+    """Among the facts ``ids``, which restate which: a summary (or profile) and each
+    source it was distilled from, both ways. A block holding one has no room for the
+    other: whichever ranks higher stays."""
+    pairs = Fact.derived_from.through.objects.filter(
+        from_fact_id__in=ids, to_fact_id__in=ids
+    ).values_list("from_fact_id", "to_fact_id")
+    restates: dict[int, set[int]] = {}
+    for derived, source in pairs:
+        restates.setdefault(derived, set()).add(source)
+        restates.setdefault(source, set()).add(derived)
+    return restates
 
 
 @transaction.atomic

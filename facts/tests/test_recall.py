@@ -248,3 +248,26 @@ def test_recall_fields_are_named_in_model_order():
 
     order = [f.attname for f in Fact._meta.concrete_fields]
     assert list(LOADED_FIELDS) == sorted(LOADED_FIELDS, key=order.index)
+
+
+def test_a_block_never_spends_slots_on_a_summary_and_the_facts_it_states(owner, remember):
+    first = remember(owner, "Atlas deploys run through the blue pipeline")
+    second = remember(owner, "Atlas deploys need a change ticket first")
+    summary = remember(
+        owner, "Atlas deploys: the blue pipeline runs them, and each needs a change ticket first"
+    )
+    Fact.objects.filter(pk=summary.pk).update(layer=2)
+    summary.derived_from.set([first, second])
+    other = remember(owner, "Atlas dashboards live in Grafana")
+    everything = recall(owner, "Atlas deploys pipeline change ticket", touch=False)
+
+    shown = {item.id for item in everything.items}
+
+    # The best of the summary and its sources stays; what restates it gives its slot
+    # away (to the dashboards fact, here).
+    best = everything.items[0].id
+    assert best in {summary.pk, first.pk, second.pk} and other.pk in shown
+    if best == summary.pk:
+        assert not {first.pk, second.pk} & shown
+    else:
+        assert summary.pk not in shown
