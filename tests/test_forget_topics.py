@@ -162,3 +162,68 @@ def test_with_embeddings_off_the_words_decide(alice):
     post(alice, "/api/memories", {"content": "Our status page is on Statuspage.io"})
     preview = post(alice, "/api/forget", {"topic": "being paged at night", "dry_run": True})
     assert [m["id"] for m in preview.json()["matches"] if m["certain"]] == [night["id"]]
+
+
+# --- Decisions taken about a forgotten topic --------------------------------------------------
+
+
+def decision(user, title: str, content: str, kind: str = "adr", **scope):
+    from teams.services import Actor
+    from wiki.services import wiki_page_create
+
+    return wiki_page_create(
+        actor=Actor(user=user), title=title, content=content, kind=kind, **scope
+    ).page
+
+
+def test_forgetting_a_topic_marks_the_decisions_about_it_abandoned_and_keeps_them(
+    alice, owner, outsider, owner_client
+):
+    from teams.models import AuditEvent
+    from wiki.models import Page
+
+    post(
+        alice, "/api/memories", {"content": "Acme Corp's VPN requires the Cisco AnyConnect client"}
+    )
+    about = decision(
+        owner, "ADR 7: Use Acme Corp's VPN for the build farm", "We tunnel through it."
+    )
+    other = decision(owner, "ADR 8: Postgres for the ledger", "Postgres has the locks we need.")
+    note = decision(owner, "Acme Corp onboarding", "Badges at the desk.", kind="note")
+    theirs = decision(outsider, "ADR 1: Acme Corp mirrors", "Mirror Acme Corp packages.")
+
+    preview = post(alice, "/api/forget", {"topic": "Acme Corp", "dry_run": True}).json()
+    assert [d["id"] for d in preview["decisions"]] == [about.pk]
+    assert Page.objects.get(pk=about.pk).status == "active"  # a preview changes nothing
+
+    receipt = post(alice, "/api/forget", {"topic": "Acme Corp"}).json()
+
+    assert receipt["decisions_abandoned"] == [about.pk]
+    assert receipt["removed"]["decisions_abandoned"] == 1
+    statuses = dict(Page.objects.values_list("pk", "status"))
+    assert statuses == {
+        about.pk: "abandoned",
+        other.pk: "active",
+        note.pk: "active",
+        theirs.pk: "active",
+    }
+    event = AuditEvent.objects.get(pk=receipt["receipt_id"])
+    assert event.details["decisions_abandoned"] == [about.pk]
+    assert "Acme" not in str(event.details)
+    page = alice.get(f"/api/wiki/{about.slug}").json()
+    assert page["status"] == "abandoned" and page["content"] == "We tunnel through it."
+    assert ">abandoned</span>" in owner_client.get(f"/wiki/{about.pk}/").content.decode()
+
+
+def test_tiered_recall_says_a_decision_is_abandoned(alice, owner):
+    decision(owner, "ADR 3: Acme Corp single sign-on", "Sign in through Acme Corp's portal.")
+    decision(owner, "ADR 4: Weekly releases", "Release every Tuesday.")
+    post(alice, "/api/forget", {"topic": "Acme Corp"})
+
+    hits = post(alice, "/api/recall/tiered", {"tier": "org", "include": ["adr"]}).json()["items"]
+
+    status = {hit["path"].rsplit("/", 1)[1]: hit["status"] for hit in hits}
+    assert status == {
+        "adr-3-acme-corp-single-sign-on": "abandoned",
+        "adr-4-weekly-releases": "active",
+    }

@@ -36,6 +36,14 @@ class Kind(models.TextChoices):
 
 
 KIND_PATTERN = r"^[a-z0-9][a-z0-9-]{0,39}$"
+# The kinds that record a decision: forgetting a topic abandons those about it.
+DECISION_KINDS = ("adr", "decision")
+
+
+class PageStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    # A decision whose topic its owner had forgotten: kept, marked as no longer standing.
+    ABANDONED = "abandoned", "Abandoned"
 
 
 def page_fingerprint(
@@ -55,6 +63,8 @@ class Page(ScopedModel):
     content = models.TextField()
     tags = models.JSONField(default=list, blank=True)
     kind = models.CharField(max_length=40, default=Kind.NOTE, db_index=True)
+    status = models.CharField(max_length=16, choices=PageStatus.choices, default=PageStatus.ACTIVE)
+    abandoned_at = models.DateTimeField(null=True, blank=True)
     # The fleet of the agent that wrote it ("" for a person's page, read by every fleet):
     # an agent of another fleet does not read it (``ScopedQuerySet.visible_to``).
     fleet = models.CharField(max_length=100, blank=True, default="", db_index=True)

@@ -32,6 +32,9 @@ class PageSummaryOut(Schema):
     slug: str
     project: str
     kind: str
+    status: str = Field(
+        "active", description="active, or abandoned: a decision whose topic was forgotten"
+    )
     tags: list[str]
     visibility: str
     team: str | None

@@ -26,6 +26,7 @@ from memoryhub.engine.embeddings.configured import (
 from memoryhub.engine.embeddings.pipeline import embed_chunks
 from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.engine.locking import row_for_update
+from memoryhub.engine.search.topic import topic_match, topic_read, topic_refine
 from memoryhub.engine.tasks import enqueue_on_commit
 from teams.models import Visibility
 from teams.services import (
@@ -37,6 +38,7 @@ from teams.services import (
 )
 from wiki import scanner
 from wiki.models import (
+    DECISION_KINDS,
     KIND_PATTERN,
     MAX_CONTENT_CHARS,
     MAX_TITLE_CHARS,
@@ -44,6 +46,7 @@ from wiki.models import (
     Page,
     PagePassage,
     PageRevision,
+    PageStatus,
 )
 from wiki.search import PAGE_FTS, PASSAGE_VECTORS, fts_values, page_passages
 
@@ -786,3 +789,42 @@ def _without(text: str, quotes: Sequence[str]) -> str:
     for quote in quotes:
         text = text.replace(quote, FORGOTTEN)
     return text
+
+
+def wiki_decisions_about(*, actor: Actor, topic: str) -> list[Page]:
+    """The standing decision records ``actor`` may edit that are about ``topic``, read
+    in their own words as a fact is (``memoryhub.engine.search.topic``): every name the
+    topic gives, and one of its other words; or, without names, all of its words."""
+    read = topic_read(topic)
+    if read.empty:
+        return []
+    decisions = [
+        page
+        for page in Page.objects.filter(kind__in=DECISION_KINDS, status=PageStatus.ACTIVE)
+        .visible_to(actor.user)
+        .select_related("team")
+        .order_by("pk")
+        if page.can_be_edited_by(actor.user)
+    ]
+    texts = {page.pk: f"{page.title}\n{page.content}" for page in decisions}
+    about = topic_refine(read, list(texts.values()))
+    found = []
+    for page in decisions:
+        held = topic_match(about, texts[page.pk])
+        if about.names:
+            if held.clear and (not about.terms or held.terms):
+                found.append(page)
+        elif about.terms and len(held.terms) == len(about.terms):
+            found.append(page)
+    return found
+
+
+def wiki_decisions_abandon(*, actor: Actor, topic: str) -> list[int]:
+    """Mark the decision records about ``topic`` abandoned (forgetting it): they stay,
+    saying the decision no longer stands. Returns their ids."""
+    now = timezone.now()
+    ids = [page.pk for page in wiki_decisions_about(actor=actor, topic=topic)]
+    Page.objects.filter(pk__in=ids, status=PageStatus.ACTIVE).update(
+        status=PageStatus.ABANDONED, abandoned_at=now
+    )
+    return ids

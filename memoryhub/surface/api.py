@@ -104,12 +104,22 @@ class ForgetPossibleOut(Schema):
     why: list[str]
 
 
+class ForgetDecisionOut(Schema):
+    id: int
+    title: str
+    kind: str
+
+
 class ForgetPreviewOut(Schema):
     topic: str
     matches: list[ForgetMatchOut]
     count: int
     certain: int = Field(description="How many of the matches are certain")
     possible: int = Field(description="How many may be about it (shown, not chosen)")
+    decisions: list[ForgetDecisionOut] = Field(
+        description="Decision records (wiki pages of kind adr or decision) about the topic "
+        "that forgetting it marks abandoned"
+    )
 
 
 class ForgetReceiptOut(Schema):
@@ -119,6 +129,9 @@ class ForgetReceiptOut(Schema):
     regenerated: list[int]
     fact_ids: list[int]
     wiki_pages_not_editable: list[int]
+    decisions_abandoned: list[int] = Field(
+        description="The decision records about the topic, now marked abandoned"
+    )
     possible: list[ForgetPossibleOut] = Field(
         description="Without ids: the possible matches, kept; forget them by id if meant"
     )
@@ -319,6 +332,9 @@ class TieredHitOut(Schema):
     snippet: str
     score: float
     ts: str
+    status: str = Field(
+        "active", description="active, or abandoned: a decision whose topic was forgotten"
+    )
 
 
 class TieredRecallOut(Schema):

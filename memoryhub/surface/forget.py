@@ -3,7 +3,8 @@ confirmation, their removal with everything derived from them, and a receipt.
 
 The fact store removes the facts, the earlier wordings merges kept, and the summaries
 and profiles left without sources (rebuilding those that keep some); the wiki takes
-verbatim quotations of them out of the pages the user may edit and their history; the
+verbatim quotations of them out of the pages the user may edit and their history, and
+marks the decision records about the topic abandoned (kept, no longer standing); the
 concept graph loses their triples and the entities only they named. The
 indexes are then rewritten without the deleted entries and the database's log emptied,
 so nothing of it stays in the file. The audit event is the receipt: it counts what went
@@ -22,7 +23,7 @@ from facts.services.forgetting import facts_forget
 from memoryhub.engine.db.storage import storage_scrub
 from memoryhub.engine.errors import InvalidInput
 from teams.services import Actor, audit_log
-from wiki.services import wiki_quotes_forget
+from wiki.services import wiki_decisions_abandon, wiki_decisions_about, wiki_quotes_forget
 
 MAX_FORGET_IDS = 10_000
 
@@ -43,12 +44,17 @@ def memory_forget_preview(*, actor: Actor, topic: str) -> dict[str, Any]:
         }
         for m in fact_forget_preview(user=actor.user, topic=topic)
     ]
+    decisions = [
+        {"id": page.pk, "title": page.title, "kind": page.kind}
+        for page in wiki_decisions_about(actor=actor, topic=topic)
+    ]
     return {
         "topic": topic,
         "matches": matches,
         "count": len(matches),
         "certain": sum(1 for m in matches if m["certain"]),
         "possible": sum(1 for m in matches if not m["certain"]),
+        "decisions": decisions,
     }
 
 
@@ -76,6 +82,8 @@ def memory_forget(*, actor: Actor, topic: str, ids: list[int] | None = None) -> 
         triples = triples_before - concept_triples_count(owner_id=actor.user.pk)
         concept_entities_prune()
         quotes = wiki_quotes_forget(actor=actor, texts=outcome.contents if outcome else [])
+        # Decisions taken about the topic no longer stand: marked, kept as the record.
+        abandoned = wiki_decisions_abandon(actor=actor, topic=topic)
         if outcome is not None:
             FACT_FTS.purge()
         removed = {
@@ -87,6 +95,7 @@ def memory_forget(*, actor: Actor, topic: str, ids: list[int] | None = None) -> 
             "fts_rows": len(outcome.removed) if outcome else 0,
             "wiki_pages": len(quotes["changed"]),
             "triples": triples,
+            "decisions_abandoned": len(abandoned),
         }
         fact_ids = outcome.removed if outcome else []
         regenerated = outcome.regenerated if outcome else []
@@ -100,6 +109,7 @@ def memory_forget(*, actor: Actor, topic: str, ids: list[int] | None = None) -> 
                 "fact_ids": fact_ids,
                 "regenerated": regenerated,
                 "wiki_pages": quotes["changed"],
+                "decisions_abandoned": abandoned,
             },
         )
     storage_scrub()
@@ -110,5 +120,6 @@ def memory_forget(*, actor: Actor, topic: str, ids: list[int] | None = None) -> 
         "regenerated": regenerated,
         "fact_ids": fact_ids,
         "wiki_pages_not_editable": quotes["not_editable"],
+        "decisions_abandoned": abandoned,
         "possible": possible,
     }

@@ -57,6 +57,7 @@ class TieredHit:
     snippet: str
     score: float
     ts: str  # when the row last changed (ISO 8601)
+    status: str = "active"  # abandoned: a decision whose topic was forgotten
 
 
 def tiered_score(
@@ -127,6 +128,7 @@ def _pages(
             snippet=shortened(" ".join(snippet.split()), SNIPPET),
             score=0.0,
             ts=page.updated_at.isoformat(),
+            status=page.status,
         )
         score = tiered_score(
             ts=page.updated_at,
@@ -276,7 +278,15 @@ def _best(ranked: list[tuple[float, TieredHit]], limit: int) -> list[dict[str, A
             continue
         seen.add(hit.path)
         hits.append(
-            asdict(TieredHit(path=hit.path, snippet=hit.snippet, score=round(score, 4), ts=hit.ts))
+            asdict(
+                TieredHit(
+                    path=hit.path,
+                    snippet=hit.snippet,
+                    score=round(score, 4),
+                    ts=hit.ts,
+                    status=hit.status,
+                )
+            )
         )
         if len(hits) == limit:
             break
@@ -487,5 +497,9 @@ def role_block(role: str, hits: list[dict[str, Any]]) -> str:
     if not hits:
         return ""
     lines = [f"## Recalled for the {role} role", ""]
-    lines += [f"- [{hit['path']}] {hit['snippet']}" for hit in hits]
+    lines += [
+        f"- [{hit['path']}]{' (abandoned)' if hit['status'] == 'abandoned' else ''} "
+        f"{hit['snippet']}"
+        for hit in hits
+    ]
     return "\n".join(lines)

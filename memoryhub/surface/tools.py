@@ -49,6 +49,9 @@ class RoleHit(BaseModel):
     snippet: str
     score: float
     ts: str
+    status: str = Field(
+        "active", description="active, or abandoned: a decision whose topic was forgotten"
+    )
 
 
 class RecallAnswer(BaseModel):
@@ -111,6 +114,9 @@ class MemoryForgetAnswer(BaseModel):
     dry_run: bool
     matches: list[ForgetMatch] | None = Field(None, description="The preview (dry run)")
     count: int | None = None
+    decisions: list[str] | None = Field(
+        None, description="Decision records about the topic that forgetting marks abandoned"
+    )
     receipt_id: int | None = Field(None, description="The audit event of the forget")
     removed: dict[str, int] | None = Field(None, description="How many of each kind went")
     fact_ids: list[int] | None = None
@@ -140,12 +146,20 @@ def memory_forget(actor: Actor, args: MemoryForgetArguments) -> ToolAnswer:
             f"{m['id']} [{m['category']}] {'' if m['certain'] else '(maybe) '}{m['snippet']}"
             for m in matches
         ]
-        data = {"topic": args.topic, "dry_run": True, "matches": matches, "count": len(matches)}
+        decisions = [f"wiki page {d['id']}: {d['title']}" for d in preview["decisions"]]
+        data = {
+            "topic": args.topic,
+            "dry_run": True,
+            "matches": matches,
+            "count": len(matches),
+            "decisions": decisions,
+        }
         head = (
             f"{preview['certain']} memories about this topic, {preview['possible']} that may be"
             + ("; forget the ones meant with dry_run false and their ids." if matches else ".")
         )
-        return ToolAnswer(data=data, text="\n".join([head, *lines]))
+        marked = [f"Marked abandoned with it: {d}" for d in decisions]
+        return ToolAnswer(data=data, text="\n".join([head, *lines, *marked]))
     if not args.ids:
         raise InvalidInput("Preview first (dry_run true), then pass the ids to forget.")
     receipt = forget_topic(actor=actor, topic=args.topic, ids=args.ids)
@@ -193,6 +207,9 @@ class TieredHitOut(BaseModel):
     snippet: str
     score: float
     ts: str
+    status: str = Field(
+        "active", description="active, or abandoned: a decision whose topic was forgotten"
+    )
 
 
 class TieredRecallAnswer(BaseModel):
@@ -221,7 +238,11 @@ def tiered_recall(actor: Actor, args: TieredRecallArguments) -> ToolAnswer:
         fingerprint=args.fingerprint,
         role=args.role,
     )
-    lines = [f"{i['path']} ({i['score']:.2f}) {i['snippet']}" for i in items]
+    lines = [
+        f"{i['path']} ({i['score']:.2f})"
+        f"{' (abandoned)' if i['status'] == 'abandoned' else ''} {i['snippet']}"
+        for i in items
+    ]
     return ToolAnswer(
         data={"tier": args.tier or "", "items": items}, text="\n".join(lines) or "Nothing found."
     )
