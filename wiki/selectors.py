@@ -293,6 +293,8 @@ def wiki_page_export_owned(*, user: Any) -> Iterator[dict[str, Any]]:
             "slug": page.slug,
             "project": page.project,
             "kind": page.kind,
+            "status": page.status,
+            "abandoned_at": page.abandoned_at.isoformat() if page.abandoned_at else None,
             "tags": list(page.tags),
             "visibility": page.visibility,
             "team": page.team.name if page.team_id else None,

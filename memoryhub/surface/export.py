@@ -137,6 +137,8 @@ class ExportPage(BaseModel):
     slug: str
     project: str
     kind: str
+    status: str = "active"
+    abandoned_at: datetime | None = None
     tags: list[str]
     visibility: str
     team: str | None
