@@ -14,7 +14,7 @@ from facts.models import Category, Fact, Origin, Source, Status
 from facts.search import FACT_VECTORS
 from facts.services.cleaning import EXCERPT_LENGTH
 from facts.services.embedding import queue_embedding
-from facts.services.summaries import DISTILL_SCOPE
+from facts.services.summaries import DISTILL_SCOPE, derived_links
 from facts.sessions import facts_index
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import InvalidInput
@@ -176,15 +176,18 @@ def _distill_plan(*, provider: Any, scope: DistillScope) -> DistillPlan:
         .order_by("created_at", "pk")
         .values_list("pk", "content")[:DISTILL_MAX_SOURCES]
     )
+    # The scope's summaries are read with its new facts and folded into the new
+    # summaries, so a scope holds at most DISTILL_MAX_SUMMARIES at any time.
+    earlier = dict(scope.facts().filter(layer=2).order_by("pk").values_list("pk", "content"))
     answer = provider.summarize(
-        [SourceText(id=pk, text=content) for pk, content in sources.items()],
+        [SourceText(id=pk, text=text) for pk, text in (earlier | sources).items()],
         max_summaries=DISTILL_MAX_SUMMARIES,
     )
     summaries = [(item.text, list(item.source_ids)) for item in answer.summaries]
-    # The profile reads the scope's summaries and the new ones (known here by negative
-    # ids until they are written).
-    earlier = dict(scope.facts().filter(layer=2).order_by("pk").values_list("pk", "content"))
-    inputs = [SourceText(id=pk, text=text) for pk, text in earlier.items()]
+    kept = set(earlier) - {i for _, ids in summaries for i in ids}
+    # The profile reads the scope's summaries as they will be: the earlier ones no new
+    # summary folds in, and the new ones (known here by negative ids until written).
+    inputs = [SourceText(id=pk, text=text) for pk, text in earlier.items() if pk in kept]
     inputs += [SourceText(id=-n, text=text) for n, (text, _) in enumerate(summaries, 1)]
     profile = provider.summarize(inputs, max_summaries=1).summaries if inputs else []
     return DistillPlan(
@@ -236,17 +239,32 @@ def _plan_holds(plan: DistillPlan) -> bool:
 
 
 def _plan_write(plan: DistillPlan, run: DistillRun) -> None:
-    """Write one plan: its summaries, its sources marked distilled, its profile."""
+    """Write one plan: its summaries, its sources marked distilled, the earlier
+    summaries they fold in archived, its profile.
+
+    A summary that folds in earlier ones draws on their facts: it links them as its
+    sources beside its new facts, and the earlier summaries as its history (archived,
+    as a merge keeps an earlier wording), so forgetting a fact reaches every text that
+    said it."""
     config = memory_config_get()
+    folded: list[int] = []
     for text, source_ids in plan.summaries:
-        sources = [i for i in dict.fromkeys(source_ids) if i in plan.sources]
-        if not sources:
+        cited = list(dict.fromkeys(source_ids))
+        new = [i for i in cited if i in plan.sources]
+        history = [i for i in cited if i in plan.earlier]
+        if not new and not history:
             continue
+        underlying = [
+            pk for _, pk in derived_links(children=set(history)) if pk not in plan.earlier
+        ]
+        sources = list(dict.fromkeys([*new, *underlying, *history]))
         summary = _derived_fact(
             scope=plan.scope, layer=2, content=text, sources=sources, config=config
         )
         run.summaries.append(summary.pk)
-        Fact.objects.filter(pk__in=sources).update(distilled=True)
+        Fact.objects.filter(pk__in=new).update(distilled=True)
+        folded += history
+    Fact.objects.filter(pk__in=folded, layer=2).update(status=Status.ARCHIVED)
     summary_ids = list(plan.scope.facts().filter(layer=2).values_list("pk", flat=True))
     if plan.profile and summary_ids:
         profile = _profile_write(scope=plan.scope, content=plan.profile, sources=summary_ids)

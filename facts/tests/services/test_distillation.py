@@ -58,7 +58,14 @@ def test_summaries_are_recalled_like_any_fact_and_read_only_by_their_sources_rea
     team_summary = Fact.objects.get(layer=2, visibility="team")
     private_summary = Fact.objects.filter(layer=2, visibility="private").first()
     mine = fact_recall(actor=Actor(user=owner), query=team_summary.content, max_items=50)
-    assert team_summary.pk in {item.id for item in mine.items}
+    shown = {item.id for item in mine.items}
+    # Recalled, unless a fact it states or the profile stating it ranks above it (a
+    # block holds one of them).
+    restating = {
+        *team_summary.derived_from.values_list("pk", flat=True),
+        *team_summary.derivatives.values_list("pk", flat=True),
+    }
+    assert team_summary.pk in shown or mine.items[0].id in restating
     bob = agent_client(teammate)
     assert bob.get(f"/api/memories/{team_summary.pk}").status_code == 200
     assert bob.get(f"/api/memories/{private_summary.pk}").status_code == 404
@@ -76,7 +83,54 @@ def test_a_second_run_rewrites_the_profile_in_place(owner, facts, remember):
     facts_distill()
     (again,) = Fact.objects.filter(layer=3, visibility="private")
     assert again.pk == profile.pk
-    assert again.derived_from.count() == Fact.objects.filter(layer=2, visibility="private").count()
+    active = Fact.objects.filter(layer=2, visibility="private", status="active")
+    assert set(again.derived_from.values_list("pk", flat=True)) == set(
+        active.values_list("pk", flat=True)
+    )
+
+
+def test_runs_after_runs_keep_at_most_five_summaries_folding_the_earlier_ones_in(owner, remember):
+    topics = ["billing export", "invoice parser", "search index", "release train", "pager"]
+    for run, topic in enumerate(topics * 2):
+        for n in range(12):
+            remember(owner, f"Alice works on the {topic} in week {run}, task {n} of the sprint")
+        facts_distill()
+        summaries = Fact.objects.filter(owner=owner, layer=2)
+        assert 1 <= summaries.filter(status="active").count() <= 5, f"after run {run + 1}"
+    history = summaries.filter(status="archived")
+    assert history.exists()
+    # Each earlier summary is the history of a later one, which draws on its facts too.
+    for earlier in history:
+        later = Fact.objects.get(layer=2, derived_from=earlier, status="active")
+        stated = set(earlier.derived_from.filter(layer=1).values_list("pk", flat=True))
+        assert stated <= set(later.derived_from.values_list("pk", flat=True))
+    (profile,) = Fact.objects.filter(owner=owner, layer=3)
+    assert set(profile.derived_from.values_list("pk", flat=True)) == set(
+        summaries.filter(status="active").values_list("pk", flat=True)
+    )
+
+
+def test_forgetting_a_fact_reaches_the_summaries_that_folded_its_summary_in(owner, remember):
+    from memoryhub.surface.forget import memory_forget
+
+    first = [
+        remember(owner, f"The billing export runs nightly at {n} am for region eu")
+        for n in range(12)
+    ]
+    facts_distill()
+    for n in range(12):
+        remember(owner, f"The invoice parser handles {n} currencies for the eu region")
+    facts_distill()
+    said = " ".join(
+        Fact.objects.filter(owner=owner, layer=2, status="active").values_list("content", flat=True)
+    )
+    quoted = [fact for fact in first if fact.content in said]
+    assert quoted, "a later summary states a fact of the first run"
+
+    memory_forget(actor=Actor(user=owner), topic="billing export", ids=[quoted[0].pk])
+
+    everything = " ".join(Fact.objects.filter(owner=owner).values_list("content", flat=True))
+    assert quoted[0].content not in everything
 
 
 def test_a_scope_below_the_minimum_is_left_alone(owner, remember):

@@ -33,8 +33,9 @@ durable summaries.
 Write at most {{max_summaries}} summaries. Each one states, in one to three plain sentences, \
 what several related facts say together; group facts by topic. Keep names, numbers and \
 decisions exactly; add nothing the facts do not say; prefer what stays true over passing \
-details. List in "source_ids" the ids of every fact a summary draws on, and only ids that \
-appear in the input.
+details. Some inputs may be earlier summaries: fold each into the summary of its topic, so \
+that every input is drawn on by one summary. List in "source_ids" the ids of every input a \
+summary draws on, and only ids that appear in the input.
 {_DATA_RULE}
 Answer with JSON: {{{{"summaries": [{{{{"text": "...", "source_ids": [1, 2]}}}}]}}}}"""
 
