@@ -73,13 +73,32 @@ def test_skill_learnings_rank_by_recency_fleet_and_resolution(owner, agent):
     assert items[0]["score"] == pytest.approx(0.5 + 0.15, abs=1e-4)
     assert items[1]["score"] == pytest.approx(0.25 + 0.15 + 0.05, abs=1e-4)
     assert items[0]["ts"] == NOW.isoformat()
-    # A query adds relevance: the best match gets the full 0.3.
+    # A query adds relevance: 0.3 x the cosine of the row's TF-IDF sketch and the query's.
     ranked = tiered_recall(actor=agent, tier="skill", query="canary stuck", now=NOW)
     assert ranked[0]["path"] == f"skill/deploy/{old.pk}"
-    assert ranked[0]["score"] == pytest.approx(0.25 + 0.3 + 0.15 + 0.05, abs=1e-4)
+    relevance = (ranked[0]["score"] - (0.25 + 0.15 + 0.05)) / 0.3
+    assert 0.3 < relevance < 1
+    exact = tiered_recall(actor=agent, tier="skill", query=old.content, now=NOW)
+    assert exact[0]["score"] == pytest.approx(0.25 + 0.3 + 0.15 + 0.05, abs=1e-4)
     # A window keeps recent learnings only.
     recent = tiered_recall(actor=agent, tier="skill", since="7d", now=NOW)
     assert [i["path"] for i in recent] == [f"skill/deploy/{new.pk}"]
+
+
+def test_a_weak_match_of_the_task_context_ranks_above_a_non_match(owner, agent):
+    learn(owner, agent.token, "The billing service needs a warm cache", days_ago=1, fleet="blue")
+    weak = learn(owner, agent.token, "Retries help flaky canary checks", days_ago=1, fleet="blue")
+    strong = learn(owner, agent.token, "Canary deploys of the checkout stall on cold starts",
+                   days_ago=1, fleet="blue")  # fmt: skip
+
+    items = tiered_recall(
+        actor=agent, tier="skill", context="Investigate the checkout canary deploy", now=NOW
+    )
+
+    assert [i["path"].rsplit("/", 1)[1] for i in items[:2]] == [str(strong.pk), str(weak.pk)]
+    assert items[1]["score"] > items[2]["score"]  # shares "canary", beside one sharing none
+    same_age = tiered_recall(actor=agent, tier="skill", now=NOW)
+    assert len({round(i["score"], 6) for i in same_age}) == 1  # no query, no context: a tie
 
 
 def test_another_fleets_learnings_need_cross_scope_and_a_justification(owner, agent):

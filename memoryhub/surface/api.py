@@ -317,6 +317,9 @@ class TieredRecallIn(Schema):
     )
     fingerprint: str | None = Field(None, description="Skill tier: this cluster (* for any)")
     query: str = ""
+    context: str = Field(
+        "", description="Your task: relevance is measured against it when there is no query"
+    )
     project: str | None = Field(None, description="The project (project tier)")
     include: list[str] | None = Field(None, description="Page kinds, e.g. ['pdd', 'adr']")
     skill: str | None = None
@@ -346,8 +349,9 @@ class TieredRecallOut(Schema):
 def recall_tiered(request: HttpRequest, payload: TieredRecallIn) -> dict:
     """Tiered recall: a project's documents (wiki pages of the project, `include` kinds),
     the organisation's notes (pages of no project) or a skill's learnings, ranked by
-    0.5 recency (half-life 30 days) + 0.3 relevance + 0.15 fleet (own 1.0, other 0.5) +
-    0.05 resolved. Read-only; another fleet's learnings need `scope: cross` and a
+    0.5 recency (half-life 30 days) + 0.3 relevance (the cosine of a TF-IDF sketch of the
+    row against `query`, or `context` when there is no query) + 0.15 fleet (own 1.0,
+    other 0.5) + 0.05 resolved. Read-only; another fleet's learnings need `scope: cross` and a
     justification, which the audit log keeps. With `role`, the role's preset decides
     what is read (a `tier` too: only the preset's reads of it). An agent's role is its
     token's: naming another, or any role for a token without one, is refused (403); with
@@ -362,6 +366,7 @@ def recall_tiered(request: HttpRequest, payload: TieredRecallIn) -> dict:
         justification=payload.justification,
         project=payload.project,
         kinds=payload.include,
+        context=payload.context,
         skill=payload.skill,
         since=payload.since,
         fingerprint=payload.fingerprint,

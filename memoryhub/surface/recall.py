@@ -3,8 +3,9 @@ pages), and a skill's learnings (facts), ranked by one formula:
 
     score = 0.5 x recency + 0.3 x relevance + 0.15 x scope + 0.05 x resolved
 
-recency halves every 30 days; relevance is the search's score normalised over the
-candidates (min-max, 1.0 for the best; 0 without a query); scope is 1.0 for the
+recency halves every 30 days; relevance is the cosine of a TF-IDF sketch of the row
+against the query, or, without one, against the agent's task context (``context``): a
+row sharing a word with it scores above one sharing none (0 with neither); scope is 1.0 for the
 caller's own fleet and 0.5 for another fleet's; resolved is 1.0 for a learning with a
 resolution reference. Read-only and never cached: every call reads the rows now, through
 the access rule. A read across fleets needs ``scope="cross"`` and a justification,
@@ -30,6 +31,7 @@ from facts.models import Fact, Status, Tier
 from facts.search import FACT_FTS
 from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.engine.refs import shortened
+from memoryhub.engine.search.sketch import tfidf_cosines
 from memoryhub.engine.search.text import match_any
 from teams.services import Actor, audit_log
 from wiki.models import Page
@@ -43,6 +45,7 @@ DEFAULT_LIMIT, MAX_LIMIT = 10, 50
 CANDIDATES = 200  # rows ranked per call, before the limit
 SNIPPET = 200
 MAX_QUERY = 1000
+MAX_CONTEXT = 4000
 SINCE = re.compile(r"^(\d{1,4})([hdw])$")
 ANY_FINGERPRINT = "*"  # every learning with a fingerprint cluster
 MAX_PRESET_ENTRIES = 10
@@ -89,15 +92,17 @@ def parse_since(since: str | None) -> timedelta | None:
     }[unit]
 
 
-def _relevance(query: str, index: Any, scope: QuerySet) -> dict[int, float]:
-    """Search scores over the candidates, min-max normalised to 0..1 (1.0: the best)."""
-    hits = index.search(match_any(query), limit=CANDIDATES, within=scope) if query else []
-    if not hits:
-        return {}
-    # bm25 as SQLite reports it: lower is better.
-    best, worst = min(h.score for h in hits), max(h.score for h in hits)
-    spread = worst - best
-    return {h.id: 1.0 if spread == 0 else (worst - h.score) / spread for h in hits}
+def _matching(query: str, index: Any, scope: QuerySet) -> list[int]:
+    """The candidates holding a word of ``query``, best first (none without one)."""
+    if not query:
+        return []
+    return [hit.id for hit in index.search(match_any(query), limit=CANDIDATES, within=scope)]
+
+
+def _relevance(against: str, texts: dict[int, str]) -> dict[int, float]:
+    """Each candidate's relevance to the query or the task context (see the module
+    docstring); 0 for every one when there is neither."""
+    return tfidf_cosines(against, texts) if against else dict.fromkeys(texts, 0.0)
 
 
 def _pages(
@@ -109,16 +114,18 @@ def _pages(
     now: datetime,
     own_fleet: str = "",
     cross: bool = False,
+    context: str = "",
 ) -> list[tuple[float, TieredHit]]:
     pages = Page.objects.visible_to(actor.user, cross_fleet=cross)
     pages = pages.filter(project=project) if project else pages.filter(project="")
     if kinds:
         pages = pages.filter(kind__in=kinds)
-    relevance = _relevance(query, PAGE_FTS, pages.order_by())
     if query:
-        pages = pages.filter(pk__in=list(relevance))
+        pages = pages.filter(pk__in=_matching(query, PAGE_FTS, pages.order_by()))
     else:
         pages = pages.order_by("-updated_at", "-id")[:CANDIDATES]
+    pages = list(pages)
+    relevance = _relevance(query or context, {p.pk: f"{p.title}\n{p.content}" for p in pages})
     ranked = []
     for page in pages:
         withheld = actor.token is not None and page.withheld_from_agents
@@ -152,6 +159,7 @@ def _learnings(
     query: str,
     now: datetime,
     fingerprint: str | None = None,
+    context: str = "",
 ) -> list[tuple[float, TieredHit]]:
     facts = Fact.objects.visible_to(actor.user, cross_fleet=cross).filter(
         tier=Tier.SKILL, status=Status.ACTIVE
@@ -166,11 +174,12 @@ def _learnings(
         facts = facts.filter(created_at__gte=now - since)
     if not cross:
         facts = facts.filter(Q(fleet=fleet) | Q(fleet=""))
-    relevance = _relevance(query, FACT_FTS, facts.order_by())
     if query:
-        facts = facts.filter(pk__in=list(relevance))
+        facts = facts.filter(pk__in=_matching(query, FACT_FTS, facts.order_by()))
     else:
         facts = facts.order_by("-created_at", "-id")[:CANDIDATES]
+    facts = list(facts)
+    relevance = _relevance(query or context, {f.pk: f.content for f in facts})
     ranked = []
     for fact in facts:
         hit = TieredHit(
@@ -206,19 +215,28 @@ def tiered_recall(
     since: str | None = None,
     fingerprint: str | None = None,
     role: str | None = None,
+    context: str = "",
     now: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """The best ``limit`` rows of ``tier`` for ``actor``, as ``{path, snippet, score,
     ts}``, best first. ``project`` names the project (project tier), ``kinds`` the page
     kinds to include, ``skill``, ``since`` (``7d``) and ``fingerprint`` (a cluster, or
-    ``*`` for any) narrow the learnings. ``fleet`` defaults to the token's; another
+    ``*`` for any) narrow the learnings; ``context`` (the agent's task) weighs relevance
+    when there is no query. ``fleet`` defaults to the token's; another
     fleet's learnings need ``scope="cross"`` and a justification. With ``role`` (and no
     tier) the role's preset decides what is read; with both, the preset's reads of that
     tier. An agent reads by its token's role only (``recall_role``)."""
     role = recall_role(actor=actor, role=role, tier=tier)
     if role is not None:
         return role_recall(
-            actor=actor, role=role, query=query, project=project, limit=limit, tier=tier, now=now
+            actor=actor,
+            role=role,
+            query=query,
+            project=project,
+            limit=limit,
+            tier=tier,
+            context=context,
+            now=now,
         )
     if tier is None:
         raise InvalidInput(f"Name a tier ({', '.join(TIERS)}) or a role.")
@@ -235,6 +253,7 @@ def tiered_recall(
         skill=skill,
         since=since,
         fingerprint=fingerprint,
+        context=context,
         now=now or timezone.now(),
     )
     return _best(ranked, limit)
@@ -307,6 +326,7 @@ def _tier_ranked(
     since: str | None,
     fingerprint: str | None,
     now: datetime,
+    context: str = "",
 ) -> list[tuple[float, TieredHit]]:
     """Every candidate of one tier read, scored (unsorted); a cross-fleet read is audited."""
     if tier not in TIERS:
@@ -316,6 +336,9 @@ def _tier_ranked(
     query = (query or "").strip()
     if len(query) > MAX_QUERY:
         raise InvalidInput(f"The query is at most {MAX_QUERY} characters.")
+    context = (context or "").strip()
+    if len(context) > MAX_CONTEXT:
+        raise InvalidInput(f"The task context is at most {MAX_CONTEXT} characters.")
     if fingerprint is not None and len(fingerprint) > 200:
         raise InvalidInput("A fingerprint cluster is at most 200 characters.")
     own_fleet = actor.token.fleet if actor.token is not None else ""
@@ -342,6 +365,7 @@ def _tier_ranked(
             query=query,
             now=now,
             fingerprint=fingerprint,
+            context=context,
         )
     else:
         ranked = _pages(
@@ -352,6 +376,7 @@ def _tier_ranked(
             now=now,
             own_fleet=own_fleet,
             cross=cross,
+            context=context,
         )
     if cross:
         audit_log(
@@ -440,6 +465,7 @@ def role_recall(
     project: str | None = None,
     limit: int = DEFAULT_LIMIT,
     tier: str | None = None,
+    context: str = "",
     now: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """The hits of ``role``'s preset, merged by score: each read of the preset runs as a
@@ -473,6 +499,7 @@ def role_recall(
             skill=entry.get("skill"),
             since=entry.get("since"),
             fingerprint=entry.get("fingerprint"),
+            context=context,
             now=now,
         )
     return _best(ranked, limit)

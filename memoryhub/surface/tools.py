@@ -192,6 +192,11 @@ class TieredRecallArguments(BaseModel):
         None, max_length=200, description="Skill tier: learnings of this cluster (* for any)"
     )
     query: str = Field("", description="Words to rank by (optional)")
+    context: str = Field(
+        "",
+        max_length=tiers.MAX_CONTEXT,
+        description="Your task, to rank by when there is no query (optional)",
+    )
     project: str | None = Field(None, description="The project (project tier)")
     include: list[str] | None = Field(None, description="Page kinds to include, e.g. pdd, adr")
     skill: str | None = Field(None, description="The skill (skill tier)")
@@ -237,6 +242,7 @@ def tiered_recall(actor: Actor, args: TieredRecallArguments) -> ToolAnswer:
         since=args.since,
         fingerprint=args.fingerprint,
         role=args.role,
+        context=args.context,
     )
     lines = [
         f"{i['path']} ({i['score']:.2f})"
