@@ -143,6 +143,9 @@ class Fact(ScopedModel):
     # Provenance
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.USER_STATED)
     session_id = models.CharField(max_length=200, blank=True, default="")
+    # The sessions the statement was said in: its own, and those of the repeats merged
+    # into it (at most OBSERVED_SESSIONS_KEPT). Said in three or more, it is a pattern.
+    said_in_sessions = models.JSONField(default=list, blank=True)
     # When the statement was made or the event it reports happened (an imported chat
     # turn, a ticket comment), and who said or wrote it. A session's facts are in the
     # order of ``occurred_at`` (then id): see ``facts.sessions``.

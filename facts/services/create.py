@@ -22,7 +22,7 @@ from facts.dedupe import (
     merged_tags,
     signature,
 )
-from facts.models import Fact, Origin, Status
+from facts.models import Category, Fact, Origin, Source, Status
 from facts.search import FACT_FTS, FACT_KEYS
 from facts.services.cleaning import EXCERPT_LENGTH, FactInput, fact_input_clean
 from facts.services.embedding import queue_embedding
@@ -73,6 +73,7 @@ def fact_values(
         "tags": item.tags,
         "origin": item.origin,
         "session_id": item.session_id,
+        "said_in_sessions": [item.session_id] if item.session_id else [],
         "occurred_at": item.occurred_at or now,
         "speaker": item.speaker,
         "source_excerpt": item.source_excerpt or item.content[:EXCERPT_LENGTH],
@@ -211,7 +212,13 @@ MERGED_FIELDS = (
     "import_key",
     "updated_at",
     "embedding_model",
+    "said_in_sessions",
+    "category",
+    "source",
 )
+# A statement said again in this many sessions is a pattern of the user's: observed.
+OBSERVED_SESSIONS = 3
+OBSERVED_SESSIONS_KEPT = 20
 
 
 class MergeTargetGone(Conflict):
@@ -244,6 +251,23 @@ def _targets_lock(targets: list[Fact]) -> None:
             setattr(target, name, value)
 
 
+def _observe(target: Fact, session_id: str) -> None:
+    """Count the session a repeat was said in; a statement said in OBSERVED_SESSIONS
+    sessions or more becomes a pattern, observed (inferred from repeated behaviour),
+    more certain with each further session. Its history rows (the earlier wordings
+    kept by each merge) are the occurrences it was inferred from."""
+    # A fact stored before sessions were counted was said in its own session.
+    sessions = list(target.said_in_sessions or ([target.session_id] if target.session_id else []))
+    if session_id and session_id not in sessions:
+        sessions = [*sessions, session_id][-OBSERVED_SESSIONS_KEPT:]
+    target.said_in_sessions = sessions
+    if len(sessions) >= OBSERVED_SESSIONS:
+        target.category = Category.PATTERN
+        target.source = Source.OBSERVED
+        target.origin = Origin.INFERRED
+        target.confidence = max(target.confidence, min(0.95, 0.5 + 0.1 * len(sessions)))
+
+
 def merges_apply(
     *,
     actor: Actor,
@@ -272,6 +296,7 @@ def merges_apply(
         target.import_key = item.import_key or target.import_key
         target.updated_at = now
         target.embedding_model = ""
+        _observe(target, item.session_id)
     previous = parents.insert()
     targets = list({id(target): target for target, _, _ in merges}.values())
     update_rows(

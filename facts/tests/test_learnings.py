@@ -278,3 +278,39 @@ def test_an_exported_learning_is_imported_with_its_fingerprint_and_agent(
         "builder-7",
         "INC-42",
     )
+
+
+# --- Observed patterns -----------------------------------------------------------------------
+
+
+def test_a_statement_repeated_in_three_sessions_becomes_an_observed_pattern(owner, agent_client):
+    from facts.models import Fact
+
+    client = agent_client(owner)
+    said = "The user runs the linter before every commit"
+    ids = []
+    for session in ("monday", "tuesday", "tuesday", "friday"):
+        answer = client.post(
+            "/api/memories",
+            {"content": said, "session_id": session, "visibility": "private"},
+            content_type="application/json",
+        )
+        ids.append(answer.json()["id"])
+        fact = Fact.objects.get(pk=ids[0])
+        if session == "tuesday":
+            assert fact.category != "pattern"  # two sessions are not yet a habit
+
+    assert len(set(ids)) == 1  # one fact: the repeats merged into it
+    fact = Fact.objects.get(pk=ids[0])
+    assert (fact.category, fact.source, fact.origin) == ("pattern", "observed", "inferred")
+    assert fact.said_in_sessions == ["monday", "tuesday", "friday"]
+    assert fact.confidence >= 0.8 and fact.visibility == "private"
+    occurrences = fact.derived_from.filter(status="archived")
+    assert occurrences.count() == 3  # each repeat kept the statement it merged into
+    body = client.get(f"/api/memories/{fact.pk}").json()
+    assert (body["category"], body["source"]) == ("pattern", "observed")
+
+    client.post(
+        "/api/forget", {"topic": "linter", "ids": [fact.pk]}, content_type="application/json"
+    )
+    assert not Fact.objects.filter(content=said).exists()
