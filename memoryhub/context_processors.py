@@ -2,7 +2,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from memoryhub.engine.config import SWITCHABLE, feature_enabled, memory_config_get
+from memoryhub.engine.config import features_off
 
 
 def nav(request: HttpRequest) -> dict[str, Any]:
@@ -10,6 +10,4 @@ def nav(request: HttpRequest) -> dict[str, Any]:
     features switched off, whose links it leaves out."""
     path = request.path.strip("/")
     section = "settings" if path.startswith("memory/settings") else path.split("/", 1)[0]
-    config = memory_config_get()
-    off = {app for app in SWITCHABLE if not feature_enabled(app, config=config)}
-    return {"nav_section": section, "features_off": off}
+    return {"nav_section": section, "features_off": features_off()}

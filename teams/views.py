@@ -1,5 +1,7 @@
 """Dashboard pages: teams (partitions), agents (tokens), the audit log, settings."""
 
+import json
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -17,6 +19,7 @@ from django.views.decorators.http import require_POST
 from memoryhub.engine.errors import ApplicationError
 from memoryhub.engine.htmx import htmx_partial, htmx_render
 from teams import selectors, services
+from teams.audit_text import audit_links, audit_sentence
 from teams.forms import (
     AgentTokenForm,
     AgentTokenToolsForm,
@@ -339,9 +342,18 @@ def audit_view(request: HttpRequest) -> HttpResponse:
     page = Paginator(events, settings.AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
+    links = audit_links(page.object_list)
     context = {
         "form": form,
         "page": page,
+        "rows": [
+            {
+                "event": event,
+                "sentence": audit_sentence(event, links),
+                "details": json.dumps(event.details, indent=1, ensure_ascii=False, default=str),
+            }
+            for event in page.object_list
+        ],
         "actions": selectors.audit_action_names(viewer=request.user),
         "query": query.urlencode(),
     }

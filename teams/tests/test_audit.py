@@ -2,6 +2,7 @@
 page filters and paginates, and shows people only what they may read."""
 
 import datetime
+import html
 import re
 
 import pytest
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 def listed(html: bytes) -> set[str]:
     """The actions shown in the results table (not the filter's dropdown)."""
-    return set(re.findall(r"<td><code>([^<]+)</code></td>", html.decode()))
+    return set(re.findall(r"<td class=\"audit-action\"><code>([^<]+)</code></td>", html.decode()))
 
 
 def actions() -> list[str]:
@@ -145,3 +146,53 @@ def test_audit_page_needs_login(client):
     response = client.get("/audit/")
     assert response.status_code == 302
     assert response["Location"].startswith("/login/")
+
+
+def sentences(content: bytes) -> list[str]:
+    """The results' sentences as read, tags stripped."""
+    cells = re.findall(
+        r'<td class="audit-sentence">(.*?)(?:<details|</td>)', content.decode(), re.S
+    )
+    return [html.unescape(" ".join(re.sub(r"<[^>]+>", "", cell).split())) for cell in cells]
+
+
+def test_each_event_reads_as_a_sentence_linking_to_what_still_exists(
+    owner, owner_client, agent_client
+):
+    from facts.models import Fact
+
+    agent = agent_client(owner, name="ci-bot")
+    kept = agent.post("/api/memories", {"content": "Deploys run on Tuesdays"},
+                      content_type="application/json").json()["id"]  # fmt: skip
+    gone = agent.post("/api/memories", {"content": "The staging box is called kestrel"},
+                      content_type="application/json").json()["id"]  # fmt: skip
+    owner_client.post(
+        "/api/forget", {"topic": "kestrel", "ids": [gone]}, content_type="application/json"
+    )
+    assert not Fact.objects.filter(pk=gone).exists()
+
+    content = owner_client.get("/audit/").content
+    said = sentences(content)
+
+    assert f"alice's agent ci-bot wrote fact #{kept}" in said
+    assert f"alice's agent ci-bot wrote fact #{gone}" in said
+    assert "alice forgot 1 fact" in said
+    page = content.decode()
+    assert f'<a href="/memory/{kept}/">fact #{kept}</a>' in page
+    assert f'<a href="/memory/{gone}/">' not in page  # forgotten: no link to a 404
+    assert "{'" not in page and "': " not in page.split("<details")[0]  # no Python repr
+
+
+def test_a_sentence_escapes_what_people_typed(staff, staff_client):
+    from teams.services import Actor, audit_log
+
+    audit_log(
+        actor=Actor(user=staff),
+        action="team.create",
+        target_type="team",
+        target_id=999,
+        details={"name": "<script>alert(1)</script>"},
+    )
+    page = staff_client.get("/audit/").content.decode()
+    assert "<script>alert(1)</script>" not in page
+    assert "created team &lt;script&gt;alert(1)&lt;/script&gt; #999" in page
