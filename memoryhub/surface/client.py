@@ -22,7 +22,7 @@ reached or failed (``ServerError``).
 """
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Self
 
 import httpx
@@ -102,6 +102,7 @@ class TieredHit:
     snippet: str
     score: float
     ts: str
+    status: str = "active"  # abandoned: a decision whose topic was forgotten
 
 
 @dataclass(frozen=True)
@@ -305,7 +306,9 @@ class MemoryHub:
         if fleet is not None:
             body["fleet"] = fleet
         items = self._request("POST", "/api/recall/tiered", json=body)["items"]
-        return [TieredHit(**item) for item in items]
+        # Fields a newer server adds are left out rather than fail the call.
+        known = {f.name for f in fields(TieredHit)}
+        return [TieredHit(**{k: v for k, v in item.items() if k in known}) for item in items]
 
     def learn(self, skill: str, content: str, **fields: Any) -> int:
         """Append a learning of ``skill`` (``fleet``, ``agent``, ``fingerprint`` and
