@@ -22,7 +22,7 @@ reached or failed (``ServerError``).
 """
 
 import os
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Self
 
 import httpx
@@ -360,4 +360,13 @@ def recall(
     takes them)."""
     with MemoryHub.from_environment() as hub:
         hits = hub.tiered_recall(tier=tier, query=query, fleet=fleet, limit=limit, **options)
-    return [asdict(hit) for hit in hits]
+    # The skill's four keys; an abandoned decision says so in its snippet.
+    return [
+        {
+            "path": hit.path,
+            "snippet": f"(abandoned) {hit.snippet}" if hit.status == "abandoned" else hit.snippet,
+            "score": hit.score,
+            "ts": hit.ts,
+        }
+        for hit in hits
+    ]
