@@ -228,10 +228,17 @@ def _redis_answers() -> bool:
 
 class WorkerProcess:
     """A real ``celery worker`` process for the project's app, stopped on close. With
-    ``pool="prefork"`` it runs its tasks in one pool process (``pool_pids()``)."""
+    ``pool="prefork"`` it runs its tasks in ``concurrency`` pool processes
+    (``pool_pids()``)."""
 
     def __init__(
-        self, *, env: dict[str, str], queue: str, pool: str = "solo", name: str = ""
+        self,
+        *,
+        env: dict[str, str],
+        queue: str,
+        pool: str = "solo",
+        name: str = "",
+        concurrency: int = 1,
     ) -> None:
         self.queue = queue
         self.name = name or queue
@@ -247,7 +254,7 @@ class WorkerProcess:
                 "--pool",
                 pool,
                 "--concurrency",
-                "1",
+                str(concurrency),
                 "--loglevel",
                 "INFO",
                 "--queues",
@@ -325,7 +332,8 @@ def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
     """Start a real worker on Redis (``redis_url``) or the filesystem transport, on a
     queue of its own so no other worker steals the tasks (or on ``queue``, such as the
     default one of a broker the test owns), with ``env`` added to its environment, named
-    ``name`` (default: the queue's) for several on one queue."""
+    ``name`` (default: the queue's) for several on one queue, with ``concurrency`` pool
+    processes on the prefork pool."""
     started: list[WorkerProcess] = []
 
     def start(
@@ -335,12 +343,14 @@ def start_worker(tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
         pool: str = "solo",
         env: dict[str, str] | None = None,
         name: str = "",
+        concurrency: int = 1,
     ) -> WorkerProcess:
         worker = WorkerProcess(
             env=worker_env(data_dir=tmp_path, redis_url=redis_url, extra=env),
             queue=queue or f"test-{uuid.uuid4().hex[:10]}",
             pool=pool,
             name=name,
+            concurrency=concurrency,
         )
         started.append(worker)
         worker.wait_ready()

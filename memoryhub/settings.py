@@ -331,6 +331,9 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Celery's prefork pool, except that on the filesystem queue a pool process killed while
+# it waits for a job (the OOM killer) no longer leaves the others unable to take one.
+CELERY_WORKER_POOL = "memoryhub.engine.pool:TaskPool"
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_RESULT_EXPIRES = 3600
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
