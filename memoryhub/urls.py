@@ -22,6 +22,7 @@ urlpatterns = [
     path("memory/reviews/", views.reviews_view, name="reviews"),
     path("memory/import/", views.memory_import_view, name="memory-import"),
     path("jobs/<int:job_id>/", views.job_view, name="job"),
+    path("settings/export-person/", views.person_export_view, name="export-person"),
     path("memory/", include("facts.urls")),
     path("codegraph/", include("codegraph.urls")),
     path("wiki/", include("wiki.urls")),

@@ -1,11 +1,12 @@
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousOperation
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
-from django.urls import Resolver404
+from django.urls import Resolver404, reverse
 
 from facts.models import Category
 from facts.services.distillation import facts_distill_request
@@ -19,6 +20,7 @@ from memoryhub.engine.errors import ApplicationError, InvalidInput
 from memoryhub.engine.htmx import htmx_render
 from memoryhub.engine.jobs import job_get_visible
 from memoryhub.engine.refs import id_of
+from memoryhub.surface.export import personal_export
 from memoryhub.surface.forget import memory_forget, memory_forget_preview
 from memoryhub.surface.imports import (
     document_parse,
@@ -228,3 +230,21 @@ def job_view(request: HttpRequest, job_id: int) -> HttpResponse:
     except ApplicationError as exc:
         return _error_page(request, status=exc.status_code, title="Not found", reason=exc.message)
     return render(request, "_job.html", {"job": job})
+
+
+# --- A person's data, for their data subject request ---------------------------------------
+
+
+@login_required
+def person_export_view(request: HttpRequest) -> HttpResponse:
+    """Staff download a person's export from Settings; a name nobody has (or a refusal)
+    is said on the settings page, not as a JSON error."""
+    username = request.GET.get("user", "").strip()
+    try:
+        subject, pieces = personal_export(actor=Actor.from_request(request), username=username)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect(f"{reverse('settings')}#export-person")
+    response = StreamingHttpResponse(pieces, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="memoryhub-export-{subject.pk}.json"'
+    return response

@@ -746,3 +746,23 @@ def test_a_bad_auxiora_entry_is_named_by_its_index_and_nothing_is_written(
     fields = [e["field"] for e in answer.json()["errors"]]
     assert "memories[1].importance" in fields and "memories[2].category" in fields
     assert not Fact.objects.filter(owner=teammate).exists()
+
+
+def test_staff_export_a_persons_data_from_settings_and_an_unknown_name_is_said_there(
+    staff_client, owner_client, owner
+):
+    found = staff_client.get("/settings/export-person/", {"user": owner.get_username()})
+    assert found.status_code == 200
+    assert (
+        found["Content-Disposition"] == f'attachment; filename="memoryhub-export-{owner.pk}.json"'
+    )
+    assert json.loads(b"".join(found.streaming_content))["user"]["username"] == "alice"
+
+    unknown = staff_client.get("/settings/export-person/", {"user": "nobody-here"}, follow=True)
+    assert unknown.redirect_chain[-1][0].startswith("/settings/")
+    page = unknown.content.decode()
+    assert "nobody-here" in page and 'class="msg-error"' in page
+    assert not page.lstrip().startswith("{")
+
+    refused = owner_client.get("/settings/export-person/", {"user": "bob"}, follow=True)
+    assert 'class="msg-error"' in refused.content.decode()

@@ -50,13 +50,19 @@ class WalkedFile:
 
 
 def source_tree_walk(
-    root: Path, *, max_files: int, exclude: Iterable[str] = ()
+    root: Path,
+    *,
+    max_files: int,
+    exclude: Iterable[str] = (),
+    never: Iterable[Path] = (),
 ) -> tuple[list[WalkedFile], bool]:
     """Source files under ``root`` in a stable order, with their stat; True as second
     value when ``max_files`` cut the walk short. Skips hidden, dependency, build and
     vendored folders and virtualenvs. Symlinks are not followed, so a walk never leaves
-    the root nor loops. ``exclude`` names more folders to skip (by name)."""
+    the root nor loops. ``exclude`` names more folders to skip (by name), ``never``
+    folders never to enter whatever they are called (the server's own data)."""
     skipped_names = SKIP_DIRS | frozenset(exclude)
+    skipped_paths = {os.path.realpath(path) for path in never}
     found: list[WalkedFile] = []
     stack = [("", str(root))]
     while stack:
@@ -74,7 +80,8 @@ def source_tree_walk(
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not (name.startswith(".") or name in skipped_names):
+                    hidden = name.startswith(".") or name in skipped_names
+                    if not hidden and os.path.realpath(entry.path) not in skipped_paths:
                         subdirs.append((f"{rel_dir}{name}/", entry.path))
                     continue
                 language = language_for(name)

@@ -233,6 +233,8 @@ def _scan(
         root,
         max_files=settings.CODEGRAPH_MAX_FILES,
         exclude=(code_project.settings or {}).get("exclude", ()),
+        # The server's own data (its database, queue, uploads) is never indexed.
+        never=(settings.DATA_DIR, settings.STATIC_ROOT),
     )
     existing = {
         row[0]: row[1:]

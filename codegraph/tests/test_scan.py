@@ -179,6 +179,16 @@ def test_dependency_build_hidden_and_virtualenv_folders_are_not_walked(project, 
     assert {p.split("/")[0] for p in SourceFile.objects.values_list("path", flat=True)} == {"shop"}
 
 
+def test_the_servers_own_data_folder_is_never_walked(project, tree, settings):
+    # The server runs from the tree it is asked to index, its data folder inside it
+    # under a name that is neither hidden nor a build folder.
+    write_tree(tree, {"memoryhub-data/queue/task.py": "def queued(): pass\n"})
+    settings.DATA_DIR = tree / "memoryhub-data"
+    scan(project)
+    assert not SourceFile.objects.filter(path__startswith="memoryhub-data/").exists()
+    assert SourceFile.objects.filter(path__startswith="shop/").exists()
+
+
 def test_the_file_cap_stops_the_walk_and_says_so(project, settings):
     settings.CODEGRAPH_MAX_FILES = 3
     scan(project)

@@ -108,6 +108,7 @@ def test_the_build_button_starts_a_job_with_progress(owner_client, owner):
     job = Job.objects.get(owner=owner)
     assert job.kind == "concept_build"
     assert f'id="job-{job.pk}"' in response.content.decode()
+    assert f"<strong>Concept graph build {job.pk}</strong>: " in response.content.decode()
 
 
 def test_aliases_are_edited_on_the_page(world, owner_client, outsider_client):

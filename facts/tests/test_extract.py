@@ -308,7 +308,8 @@ def test_distill_now_from_the_page_shows_its_job(owner_client, outsider_client, 
         remember(owner, f"Alice reviews pull request {n} about the billing export")
     page = owner_client.post("/memory/reviews/", {"action": "distill"}).content.decode()
     job = Job.objects.get(owner=owner, kind="distill")
-    assert f"job {job.pk}" in page and "done" in page
+    assert f'Distillation {job.pk}</strong>: <span class="job-state">done</span>' in page
+    assert "distilled into 1 new summary and 1 profile (offline)." in page
     assert owner_client.get(f"/jobs/{job.pk}/").status_code == 200
     assert outsider_client.get(f"/jobs/{job.pk}/").status_code == 404
 

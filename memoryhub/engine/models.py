@@ -16,6 +16,15 @@ class JobState(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+# The kinds of jobs as people call them.
+JOB_KINDS = {
+    "distill": "Distillation",
+    "extract": "Extraction",
+    "import": "Import",
+    "concept_build": "Concept graph build",
+}
+
+
 class Job(models.Model):
     """Long work (a distillation, an extraction, an import, a graph build) started by a
     person or an agent: its state, progress and result, read at ``GET /api/jobs/{id}``
@@ -53,6 +62,11 @@ class Job(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.state in (JobState.DONE, JobState.FAILED)
+
+    @property
+    def label(self) -> str:
+        """What the job is, in words: "Concept graph build 2"."""
+        return f"{JOB_KINDS.get(self.kind, self.kind.replace('_', ' ').capitalize())} {self.pk}"
 
     def as_dict(self) -> dict:
         return {
