@@ -222,8 +222,9 @@ def test_sigterm_stops_everything_and_the_start_up_log_has_no_noise(runall):
 def test_a_worker_that_takes_no_task_while_its_queue_waits_is_restarted_and_health_says_so(
     runall,
 ):
-    """The worker answers pings but its pool takes nothing (stopped here, wedged in
-    life): health says so, and the supervisor starts it again, which drains the queue."""
+    """The worker's pool takes nothing (stopped here; wedged, or starved, in life) while
+    tasks wait: health says so, and the supervisor starts it again, which drains the
+    queue."""
     wait_for(lambda: (h := runall.health()) and h["worker"]["ok"], 60, "a live worker")
     [worker] = runall.pids("worker")
     pool = _children(worker)
@@ -235,18 +236,24 @@ def test_a_worker_that_takes_no_task_while_its_queue_waits_is_restarted_and_heal
     results = [client.send_task("memoryhub.ping") for _ in range(6)]
 
     stuck = wait_for(
-        lambda: (h := runall.health()) and not h["worker"]["ok"] and h["worker"], 30, "stuck"
+        lambda: (
+            (h := runall.health())
+            and "took no task" in h["worker"].get("error", "")
+            and h["worker"]
+        ),
+        30,
+        "health to say the worker is stuck",
     )
-    assert stuck["workers"], "the worker still answers pings"
-    assert "took no task while" in stuck["error"] and stuck["queued"] >= 1
+    assert not stuck["ok"] and stuck["queued"] >= 1
     wait_for(lambda: len(runall.pids("worker")) == 2, 30, "the worker started again")
     assert "worker took no task while" in runall.output()
-    # What waited in the queue is done by the new worker (a task the stopped pool had
-    # been handed is lost with it on the filesystem queue, whose catch-ups redo it).
+    # What waited in the queue is done by the new worker. The tasks the stuck worker had
+    # taken (one per pool process, and one more it prefetched) are lost with it on the
+    # filesystem queue, whose catch-ups redo such work.
     folder = runall.data_dir / "queue" / "messages"
     wait_for(lambda: not list(folder.glob("*.celery.msg")), 60, "the queue drained")
     answered = sum(1 for r in results if _answer(r) == "pong")
-    assert answered >= stuck["queued"], runall.output()
+    assert answered >= len(results) - 2, runall.output()
     wait_for(lambda: (h := runall.health()) and h["worker"]["ok"], 30, "a live worker again")
 
 

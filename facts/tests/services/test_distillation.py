@@ -111,7 +111,7 @@ def test_runs_after_runs_keep_at_most_five_summaries_folding_the_earlier_ones_in
 
 
 def test_forgetting_a_fact_reaches_the_summaries_that_folded_its_summary_in(owner, remember):
-    from memoryhub.surface.forget import memory_forget
+    from facts.services.forgetting import facts_forget
 
     first = [
         remember(owner, f"The billing export runs nightly at {n} am for region eu")
@@ -127,7 +127,7 @@ def test_forgetting_a_fact_reaches_the_summaries_that_folded_its_summary_in(owne
     quoted = [fact for fact in first if fact.content in said]
     assert quoted, "a later summary states a fact of the first run"
 
-    memory_forget(actor=Actor(user=owner), topic="billing export", ids=[quoted[0].pk])
+    facts_forget(actor=Actor(user=owner), fact_ids=[quoted[0].pk])
 
     everything = " ".join(Fact.objects.filter(owner=owner).values_list("content", flat=True))
     assert quoted[0].content not in everything
