@@ -154,6 +154,28 @@ def team_create(*, actor: Actor, name: str) -> Group:
 
 
 @transaction.atomic
+def team_rename(*, actor: Actor, team: Group, name: str) -> Group:
+    """Rename a team (staff, or an admin of the team): its rows and members stay."""
+    if not can_manage_team(user=actor.user, team=team):
+        raise Forbidden("Only staff or the team's admins can rename it.")
+    name = _clean_team_name(name)
+    if Group.objects.filter(name__iexact=name).exclude(pk=team.pk).exists():
+        raise Conflict(f"A team named '{name}' already exists.")
+    old = team.name
+    if name != old:
+        Group.objects.filter(pk=team.pk).update(name=name)
+        team.name = name
+        audit_log(
+            actor=actor,
+            action="team.rename",
+            target_type="team",
+            target_id=team.pk,
+            details={"name": name, "from": old},
+        )
+    return team
+
+
+@transaction.atomic
 def team_delete(*, actor: Actor, team: Group) -> None:
     """Delete a team (staff only). Its rows fall back to their owners (team unset)."""
     if not actor.user.is_staff:
@@ -347,6 +369,32 @@ def user_invite_link(*, actor: Actor, user: AbstractBaseUser) -> str:
         raise InvalidInput(f"{user.get_username()} is deactivated: reactivate them first.")
     if user.has_usable_password():
         raise Conflict(f"{user.get_username()} has already set a password.")
+    return reverse(
+        "invite-accept",
+        kwargs={
+            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+            "token": default_token_generator.make_token(user),
+        },
+    )
+
+
+def user_password_link(*, actor: Actor, user: AbstractBaseUser) -> str:
+    """The path where a person who forgot their password sets a new one (staff only,
+    audited): it works once, until the password is set, for ``PASSWORD_RESET_TIMEOUT``
+    seconds; the old password keeps working until then."""
+    if not actor.user.is_staff:
+        raise Forbidden("Only staff can reset a password.")
+    if not user.is_active:
+        raise InvalidInput(f"{user.get_username()} is deactivated: reactivate them first.")
+    if not user.has_usable_password():
+        raise Conflict(f"{user.get_username()} has no password yet: send a new invite link.")
+    audit_log(
+        actor=actor,
+        action="user.password_reset",
+        target_type="user",
+        target_id=user.pk,
+        details={"username": user.get_username()},
+    )
     return reverse(
         "invite-accept",
         kwargs={

@@ -13,7 +13,7 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse_lazy
+from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_POST
 
 from memoryhub.engine.errors import ApplicationError
@@ -52,7 +52,10 @@ def _teams_context(request: HttpRequest, **extra: object) -> dict:
 
 @login_required
 def team_list_view(request: HttpRequest) -> HttpResponse:
-    return render(request, "teams/teams.html", _teams_context(request))
+    # A link just made (an invite, a password reset) is shown once: reloading the page
+    # neither shows it again nor sends the form again.
+    invited = request.session.pop(INVITED_KEY, None)
+    return render(request, "teams/teams.html", _teams_context(request, invited=invited))
 
 
 @login_required
@@ -80,12 +83,19 @@ def _person_or_404(request: HttpRequest, user_id: int):
     return get_object_or_404(get_user_model(), pk=user_id)
 
 
-def _invited(request: HttpRequest, user, link: str) -> dict:
-    return {
-        "user": user,
+INVITED_KEY = "teams-invited"
+
+
+def _show_link(request: HttpRequest, user, link: str, *, reset: bool = False) -> HttpResponse:
+    """Back to the teams page (after a POST: a reload sends nothing again), which shows
+    the link once."""
+    request.session[INVITED_KEY] = {
+        "username": user.get_username(),
         "link": request.build_absolute_uri(link),
         "days": max(1, settings.PASSWORD_RESET_TIMEOUT // 86_400),
+        "reset": reset,
     }
+    return redirect(f"{reverse('teams')}#invite")
 
 
 @login_required
@@ -113,9 +123,7 @@ def user_invite_view(request: HttpRequest) -> HttpResponse:
     messages.success(
         request, f"{user.get_username()} is invited{where}: send them the link to set a password."
     )
-    return render(
-        request, "teams/teams.html", _teams_context(request, invited=_invited(request, user, link))
-    )
+    return _show_link(request, user, link)
 
 
 @login_required
@@ -128,9 +136,20 @@ def user_invite_link_view(request: HttpRequest, user_id: int) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect("teams")
     messages.success(request, f"A new invite link for {user.get_username()} is ready.")
-    return render(
-        request, "teams/teams.html", _teams_context(request, invited=_invited(request, user, link))
-    )
+    return _show_link(request, user, link)
+
+
+@login_required
+@require_POST
+def user_password_link_view(request: HttpRequest, user_id: int) -> HttpResponse:
+    user = _person_or_404(request, user_id)
+    try:
+        link = services.user_password_link(actor=Actor.from_request(request), user=user)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("teams")
+    messages.success(request, f"A password reset link for {user.get_username()} is ready.")
+    return _show_link(request, user, link, reset=True)
 
 
 @login_required
@@ -154,10 +173,19 @@ class InviteAcceptView(PasswordResetConfirmView):
     template_name = "registration/invite_accept.html"
     success_url = reverse_lazy("login")
 
+    def get_context_data(self, **kwargs: object) -> dict:
+        context = super().get_context_data(**kwargs)
+        form = context.get("form")
+        user = getattr(form, "user", None)
+        context["resetting"] = bool(user is not None and user.has_usable_password())
+        return context
+
     @transaction.atomic
     def form_valid(self, form: SetPasswordForm) -> HttpResponse:
+        resetting = form.user.has_usable_password()
         response = super().form_valid(form)
-        services.user_invite_accept(user=form.user)
+        if not resetting:
+            services.user_invite_accept(user=form.user)
         messages.success(
             self.request, f"Your password is set, {form.user.get_username()}: log in below."
         )
@@ -173,6 +201,25 @@ def _team_context(request: HttpRequest, team, **extra: object) -> dict:
         "add_form": MemberAddForm(team=team) if can_manage else None,
         **extra,
     }
+
+
+@login_required
+@require_POST
+def team_rename_view(request: HttpRequest, team_id: int) -> HttpResponse:
+    team = _team_or_404(request, team_id)
+    form = TeamForm(request.POST)
+    if form.is_valid():
+        try:
+            services.team_rename(
+                actor=Actor.from_request(request), team=team, name=form.cleaned_data["name"]
+            )
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"The team is now called {team.name}.")
+    else:
+        messages.error(request, " ".join(form.errors.get("name", ["Name the team."])))
+    return redirect("team", team_id=team.pk)
 
 
 @login_required

@@ -812,3 +812,18 @@ def test_a_fact_page_names_the_agent_that_wrote_it(owner, teammate, team, owner_
     write("the nightly build publishes to s3!")
     expected = "Merged; first written by agent ci-bot (bob&#x27;s token) · Explicit"
     assert origin(written) == expected
+
+
+def test_a_refused_settings_form_sums_up_its_errors_at_the_top(staff_client):
+    response = staff_client.post(
+        "/memory/settings/", settings_data(recall_max_items=0, dedupe_similarity=2)
+    )
+    assert response.status_code == 400
+    page = html_of(response)
+    summary = page[
+        page.index('id="settings-errors"') : page.index("</ul>", page.index('id="settings-errors"'))
+    ]
+    assert page.index('id="settings-errors"') < page.index("<fieldset")
+    assert "Nothing was saved" in summary
+    assert 'href="#id_recall_max_items"' in summary and 'href="#id_dedupe_similarity"' in summary
+    assert memory_config_get().recall_max_items == 8

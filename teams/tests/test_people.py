@@ -17,7 +17,7 @@ FIXTURE_PASSWORD = "correct horse battery staple"  # make_user's
 
 
 def invite(client: Client, **data: object):
-    return client.post("/teams/people/new/", {"role": "member", **data})
+    return client.post("/teams/people/new/", {"role": "member", **data}, follow=True)
 
 
 def invite_link(response) -> str:
@@ -59,9 +59,13 @@ def team_fact(owner_client, team) -> int:
 
 def test_staff_invite_a_person_into_a_team_who_then_reads_its_facts(staff_client, team, team_fact):
     response = invite(staff_client, username="erin", email="Erin@Example.COM", team=team.pk)
-    assert response.status_code == 200
+    assert response.redirect_chain == [("/teams/#invite", 302)]  # a reload sends nothing
     page = response.content.decode()
     assert "erin is invited to Platform as member: send them the link to set a password." in page
+    assert 'data-copy="invite-link"' in page
+    # Shown once: the page reloaded has no link, and no second invite was made.
+    assert 'id="invite-link"' not in staff_client.get("/teams/").content.decode()
+    assert User.objects.filter(username="erin").count() == 1
 
     erin = User.objects.get(username="erin")
     assert not erin.has_usable_password()
@@ -79,7 +83,7 @@ def test_staff_invite_a_person_into_a_team_who_then_reads_its_facts(staff_client
 
     # The link worked once.
     response = Client().get(link, follow=True)
-    assert "This invite link is no longer valid" in response.content.decode()
+    assert "This link is no longer valid" in response.content.decode()
 
 
 def test_an_invite_without_a_team_reads_no_team_facts(staff_client, team, team_fact):
@@ -160,7 +164,7 @@ def test_staff_cannot_deactivate_themselves(staff_client, staff):
 def test_staff_make_a_new_invite_link_until_the_password_is_set(staff_client, owner):
     invite(staff_client, username="hana")
     hana = User.objects.get(username="hana")
-    response = staff_client.post(f"/teams/people/{hana.pk}/invite/")
+    response = staff_client.post(f"/teams/people/{hana.pk}/invite/", follow=True)
     assert "A new invite link for hana is ready." in response.content.decode()
     accept(invite_link(response))
 
@@ -205,3 +209,34 @@ def test_the_people_list_costs_the_same_queries_for_more_people(
         make_user(name).groups.add(team)
     with django_assert_max_num_queries(len(few)):
         assert "p4" in staff_client.get("/teams/").content.decode()
+
+
+def test_staff_make_a_password_reset_link_that_works_once(staff_client, owner):
+    response = staff_client.post(f"/teams/people/{owner.pk}/password/", follow=True)
+    assert "A password reset link for alice is ready." in response.content.decode()
+    link = invite_link(response)
+    assert AuditEvent.objects.filter(action="user.password_reset", target_id=str(owner.pk)).exists()
+    form = Client().get(link, follow=True).content.decode()
+    assert "alice, choose a new password." in form
+
+    accept(link, password="a new and long passphrase")
+    assert log_in("alice", password="a new and long passphrase")
+    assert "This link is no longer valid" in Client().get(link, follow=True).content.decode()
+    assert not AuditEvent.objects.filter(action="user.invite_accept").exists()
+
+
+def test_only_staff_make_a_password_reset_link(owner_client, teammate):
+    assert owner_client.post(f"/teams/people/{teammate.pk}/password/").status_code == 403
+
+
+def test_a_team_admin_renames_their_team_and_an_outsider_cannot(
+    owner_client, outsider_client, team
+):
+    renamed = owner_client.post(f"/teams/{team.pk}/rename/", {"name": "Platform Core"}, follow=True)
+    assert "The team is now called Platform Core." in renamed.content.decode()
+    team.refresh_from_db()
+    assert team.name == "Platform Core"
+    assert AuditEvent.objects.filter(action="team.rename", details__from="Platform").exists()
+    assert outsider_client.post(f"/teams/{team.pk}/rename/", {"name": "Mine"}).status_code == 404
+    team.refresh_from_db()
+    assert team.name == "Platform Core"
