@@ -62,12 +62,14 @@ class FactFilterForm(forms.Form):
         required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
     )
     project = forms.CharField(required=False, max_length=200)
+    team = forms.ChoiceField(required=False, choices=[("", "any")])
     sort = forms.ChoiceField(required=False, choices=[(s, s) for s in SORTS])
 
     FILTER_NAMES = (
         "category",
         "layer",
         "visibility",
+        "team",
         "status",
         "source",
         "tag",
@@ -75,6 +77,11 @@ class FactFilterForm(forms.Form):
         "created_to",
         "project",
     )
+
+    def __init__(self, *args: Any, teams: list[tuple[int, str]] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The teams of the person: a person reads the team rows of every team of theirs.
+        self.fields["team"].choices = [("", "any"), *((str(pk), name) for pk, name in teams)]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

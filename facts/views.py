@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -135,7 +136,12 @@ def _embedding_progress(user: Any) -> dict[str, Any]:
 
 def _results_context(request: HttpRequest) -> tuple[dict[str, Any], int]:
     """The list part of the Memory manager for the filters in the query string."""
-    form = FactFilterForm(request.GET)
+    teams = list(
+        Group.objects.filter(memberships__user=request.user)
+        .order_by("name")
+        .values_list("pk", "name")
+    )
+    form = FactFilterForm(request.GET, teams=teams)
     valid = form.is_valid()
     query = form.cleaned_data["q"].strip() if valid else ""
     sort = (form.cleaned_data["sort"] if valid else "") or "newest"

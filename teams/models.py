@@ -90,6 +90,13 @@ def reading_fleet(user: AbstractBaseUser | AnonymousUser | None) -> str:
     return getattr(user, "agent_fleet", "") or ""
 
 
+def reading_team(user: AbstractBaseUser | AnonymousUser | None) -> int | None:
+    """The one team whose team rows an agent acting as ``user`` reads: its user's active
+    team (Settings), set on the user its token authenticated; None for a person, or
+    when no team is active: the team rows of every team of theirs."""
+    return getattr(user, "agent_team_id", None)
+
+
 def _has_fleet(model: type[models.Model]) -> bool:
     return any(field.name == "fleet" for field in model._meta.concrete_fields)
 
@@ -99,16 +106,16 @@ class ScopedQuerySet(models.QuerySet):
         self, user: AbstractBaseUser | AnonymousUser | None, *, cross_fleet: bool = False
     ) -> Self:
         """The access rule: global rows, the user's own rows, and team rows of the
-        user's teams. Anonymous and inactive users see nothing. An agent of a fleet
-        reads rows of its own fleet and of none, of a model that has fleets; another
-        fleet's only with ``cross_fleet``, which the caller justifies and audits."""
+        user's teams (an agent: of its user's active team, when one is set). Anonymous
+        and inactive users see nothing. An agent of a fleet reads rows of its own fleet
+        and of none, of a model that has fleets; another fleet's only with
+        ``cross_fleet``, which the caller justifies and audits."""
         if user is None or not user.is_authenticated or not user.is_active:
             return self.none()
-        rows = self.filter(
-            Q(visibility=Visibility.GLOBAL)
-            | Q(owner_id=user.pk)
-            | Q(visibility=Visibility.TEAM, team_id__in=team_ids_of(user))
-        )
+        teams = Q(visibility=Visibility.TEAM, team_id__in=team_ids_of(user))
+        if (active := reading_team(user)) is not None:
+            teams &= Q(team_id=active)
+        rows = self.filter(Q(visibility=Visibility.GLOBAL) | Q(owner_id=user.pk) | teams)
         fleet = reading_fleet(user)
         if fleet and not cross_fleet and _has_fleet(self.model):
             rows = rows.filter(fleet__in=(fleet, ""))
@@ -148,6 +155,14 @@ class ScopedModel(models.Model):
             return False
         fleet = reading_fleet(user)
         if fleet and getattr(self, "fleet", "") not in ("", fleet):
+            return False
+        active = reading_team(user)
+        if (
+            active is not None
+            and self.visibility == Visibility.TEAM
+            and self.owner_id != user.pk
+            and self.team_id != active
+        ):
             return False
         return self.reaches(user.pk)
 

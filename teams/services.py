@@ -701,8 +701,14 @@ def agent_token_authenticate(*, secret: str) -> AgentToken:
         raise TokenRejected("This token has been revoked.")
     if not token.user.is_active:
         raise TokenRejected("The user of this token is inactive.")
-    # The fleet rule of every read this token makes (``ScopedQuerySet.visible_to``).
+    # The fleet and team rules of every read this token makes
+    # (``ScopedQuerySet.visible_to``): its fleet, and its user's active team.
     token.user.agent_fleet = token.fleet
+    token.user.agent_team_id = (
+        MemorySettings.objects.filter(user_id=token.user_id)
+        .values_list("active_team_id", flat=True)
+        .first()
+    )
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
