@@ -4,6 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 NODE_CLIENT := tests/mcp_node
+A11Y := tests/a11y
 
 # First interpreter that is Python >= 3.12 and actually runs: python3.13 / python3.12 /
 # python3 on PATH, then any pyenv-installed version (its shims only run when selected).
@@ -40,6 +41,14 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e ".[test,postgres]"
 	@touch $@ $(VENV)/.installed-run
 
+# axe-core, which the accessibility test runs in every page, from its lock file.
+$(A11Y)/node_modules/.installed: $(A11Y)/package.json $(A11Y)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix $(A11Y) --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+	  echo "npm not found: the accessibility test needs axe-core and will fail"; \
+	fi
+
 # The tests' second MCP client (the TypeScript SDK's, run with Node.js), from its lock file.
 $(NODE_CLIENT)/node_modules/.installed: $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
@@ -61,7 +70,7 @@ run: $(VENV)/.installed-run
 # (a throwaway server with pgvector from the test extras, on Redis database 14 so the two
 # runs never share a queue) with its output kept and shown when it ends.
 PG_TEST_LOG ?= $(VENV)/test-postgres.log
-test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
+test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed
 	@MEMORYHUB_TEST_REDIS_URL=redis://127.0.0.1:6379/14 \
 	  $(PY) -m memoryhub.engine.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS) \
 	  > $(PG_TEST_LOG) 2>&1 & pg=$$!; \
@@ -72,10 +81,10 @@ test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
 	echo "== SQLite: exit $$lite; PostgreSQL: exit $$post"; \
 	[ $$lite -eq 0 ] && [ $$post -eq 0 ]
 
-test-sqlite: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
+test-sqlite: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-postgres: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed
+test-postgres: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed
 	$(PY) -m memoryhub.engine.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-test
