@@ -110,8 +110,9 @@ def _removed(details: Mapping[str, Any]) -> str:
     return ", ".join(told) or "nothing (no fact matched)"
 
 
-def audit_links(events: Iterable[AuditEvent]) -> dict[tuple[str, str], str]:
-    """The page of each target of ``events`` that still exists and has a page."""
+def audit_links(events: Iterable[AuditEvent], *, viewer: Any) -> dict[tuple[str, str], str]:
+    """The page of each target of ``events`` that still exists, has a page, and that
+    ``viewer`` may open (what they may not read is named, not linked)."""
     wanted: dict[str, set[int]] = {}
     for event in events:
         target = TARGETS.get(event.target_type)
@@ -121,7 +122,13 @@ def audit_links(events: Iterable[AuditEvent]) -> dict[tuple[str, str], str]:
     for target_type, ids in wanted.items():
         _, label, url_name = TARGETS[target_type]
         model = apps.get_model(label)
-        for pk in model.objects.filter(pk__in=ids).values_list("pk", flat=True):
+        if hasattr(model.objects, "visible_to"):
+            rows = model.objects.visible_to(viewer)
+        elif viewer.is_staff:
+            rows = model.objects.all()
+        else:  # a team: its members open its page
+            rows = model.objects.filter(memberships__user=viewer)
+        for pk in rows.filter(pk__in=ids).values_list("pk", flat=True):
             links[(target_type, str(pk))] = reverse(url_name, args=[pk])
     return links
 

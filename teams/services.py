@@ -360,6 +360,18 @@ def user_invite(
     return user
 
 
+def _password_set_path(user: AbstractBaseUser) -> str:
+    """Where ``user`` sets a password: valid once, until it is set, for
+    ``PASSWORD_RESET_TIMEOUT`` seconds."""
+    return reverse(
+        "invite-accept",
+        kwargs={
+            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
+            "token": default_token_generator.make_token(user),
+        },
+    )
+
+
 def user_invite_link(*, actor: Actor, user: AbstractBaseUser) -> str:
     """The path where an invited person sets their password (staff only). It works
     once, until the password is set, for ``PASSWORD_RESET_TIMEOUT`` seconds."""
@@ -369,13 +381,7 @@ def user_invite_link(*, actor: Actor, user: AbstractBaseUser) -> str:
         raise InvalidInput(f"{user.get_username()} is deactivated: reactivate them first.")
     if user.has_usable_password():
         raise Conflict(f"{user.get_username()} has already set a password.")
-    return reverse(
-        "invite-accept",
-        kwargs={
-            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
-            "token": default_token_generator.make_token(user),
-        },
-    )
+    return _password_set_path(user)
 
 
 def user_password_link(*, actor: Actor, user: AbstractBaseUser) -> str:
@@ -395,13 +401,7 @@ def user_password_link(*, actor: Actor, user: AbstractBaseUser) -> str:
         target_id=user.pk,
         details={"username": user.get_username()},
     )
-    return reverse(
-        "invite-accept",
-        kwargs={
-            "uidb64": urlsafe_base64_encode(force_bytes(user.pk)),
-            "token": default_token_generator.make_token(user),
-        },
-    )
+    return _password_set_path(user)
 
 
 def user_invite_accept(*, user: AbstractBaseUser) -> None:
@@ -693,7 +693,9 @@ class TokenRejected(Exception):
 def agent_token_authenticate(*, secret: str) -> AgentToken:
     """The active token for ``secret``, its last use recorded (at minute resolution)."""
     token = (
-        AgentToken.objects.select_related("user").filter(secret_hash=hash_secret(secret)).first()
+        AgentToken.objects.select_related("user", "user__memory_settings")
+        .filter(secret_hash=hash_secret(secret))
+        .first()
     )
     if token is None:
         raise TokenRejected("Invalid token.")
@@ -704,11 +706,10 @@ def agent_token_authenticate(*, secret: str) -> AgentToken:
     # The fleet and team rules of every read this token makes
     # (``ScopedQuerySet.visible_to``): its fleet, and its user's active team.
     token.user.agent_fleet = token.fleet
-    token.user.agent_team_id = (
-        MemorySettings.objects.filter(user_id=token.user_id)
-        .values_list("active_team_id", flat=True)
-        .first()
-    )
+    try:
+        token.user.agent_team_id = token.user.memory_settings.active_team_id
+    except MemorySettings.DoesNotExist:  # no settings saved: no team is active
+        token.user.agent_team_id = None
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)

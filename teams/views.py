@@ -129,27 +129,27 @@ def user_invite_view(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def user_invite_link_view(request: HttpRequest, user_id: int) -> HttpResponse:
-    user = _person_or_404(request, user_id)
-    try:
-        link = services.user_invite_link(actor=Actor.from_request(request), user=user)
-    except ApplicationError as exc:
-        messages.error(request, exc.message)
-        return redirect("teams")
-    messages.success(request, f"A new invite link for {user.get_username()} is ready.")
-    return _show_link(request, user, link)
+    return _link_view(request, user_id, reset=False)
 
 
 @login_required
 @require_POST
 def user_password_link_view(request: HttpRequest, user_id: int) -> HttpResponse:
+    return _link_view(request, user_id, reset=True)
+
+
+def _link_view(request: HttpRequest, user_id: int, *, reset: bool) -> HttpResponse:
+    """A new invite link, or a password reset link, for a person (staff only)."""
     user = _person_or_404(request, user_id)
+    make = services.user_password_link if reset else services.user_invite_link
     try:
-        link = services.user_password_link(actor=Actor.from_request(request), user=user)
+        link = make(actor=Actor.from_request(request), user=user)
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect("teams")
-    messages.success(request, f"A password reset link for {user.get_username()} is ready.")
-    return _show_link(request, user, link, reset=True)
+    what = "password reset link" if reset else "new invite link"
+    messages.success(request, f"A {what} for {user.get_username()} is ready.")
+    return _show_link(request, user, link, reset=reset)
 
 
 @login_required
@@ -389,7 +389,7 @@ def audit_view(request: HttpRequest) -> HttpResponse:
     page = Paginator(events, settings.AUDIT_PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    links = audit_links(page.object_list)
+    links = audit_links(page.object_list, viewer=request.user)
     context = {
         "form": form,
         "page": page,

@@ -254,8 +254,14 @@ def jobs_sweep() -> dict[str, list[int]]:
             if state == JobState.RUNNING and (
                 attempts >= settings.MEMORYHUB_JOB_ATTEMPTS or task is None
             ):
+                why = (
+                    _stopped_reason(attempts)
+                    if task is not None
+                    else f"Its worker stopped while running it, and no task "
+                    f"'{task_name}' is known here to run it again."
+                )
                 if row.exists():
-                    _job_end(pk, state=JobState.FAILED, error=_stopped_reason(attempts))
+                    _job_end(pk, state=JobState.FAILED, error=why)
                     swept["failed"].append(pk)
                 continue
             if task is None:
