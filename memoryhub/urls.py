@@ -14,6 +14,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", api.urls),
     path("mcp", mcp_view, name="mcp"),
+    path("v1/<path:rest>", views.chat_elsewhere, name="chat-elsewhere"),
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico where a page names no icon (the API's JSON, files).
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),

@@ -3,7 +3,8 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousOperation
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import Resolver404, reverse
@@ -93,6 +94,30 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
         title="Not found",
         reason=reason or f"There is no page at {request.path}.",
     )
+
+
+def chat_elsewhere(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """``/v1/...`` on the web server's port: the OpenAI-compatible endpoint is on its own
+    port (a long answer must not hold a web thread); say where, in the protocol's shape."""
+    base = chat_base_url(request)
+    message = (
+        f"The OpenAI-compatible endpoint is served at {base}: use that as the base URL "
+        "(and your agent token as the API key)."
+    )
+    return JsonResponse(
+        {"error": {"message": message, "type": "invalid_request_error", "code": "wrong_port"}},
+        status=421,
+    )
+
+
+def chat_base_url(request: HttpRequest) -> str:
+    """The base URL an OpenAI client uses: this host on the chat port, or behind a TLS
+    proxy (which routes /v1/ there) this site itself."""
+    if settings.MEMORYHUB_BEHIND_TLS_PROXY:
+        return request.build_absolute_uri("/v1")
+    host = request.get_host()
+    name = host if host.endswith("]") else host.rsplit(":", 1)[0]  # an IPv6 address keeps its colons
+    return f"{request.scheme}://{name}:{settings.MEMORYHUB_CHAT_PORT}/v1"
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
