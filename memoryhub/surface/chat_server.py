@@ -464,6 +464,8 @@ def chat_application() -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
+        # Answers already given still have their turn captured and audited.
+        await asyncio.gather(*_finishing, return_exceptions=True)
         await endpoint.close()
 
     return Starlette(
