@@ -424,23 +424,32 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
     or status, each *certain* or *possible* with why. The topic is read as people say
     it (``memoryhub.engine.search.topic``): its names and content words, matched in the
     fact's own words (content and tags, never the words its session neighbours lend it
-    for recall), and its meaning. Certain: the fact names every name of the topic (none
-    of them ambiguous) and holds one of its other words or is close to it; or, for a
-    topic without names, holds every content word and is close to it (or its meaning is
-    not known: embeddings off, or not embedded yet); or is very close alone. Possible:
-    it holds some of them, or is somewhat close. (A team admin deletes others' team
-    facts one by one; a forget is about what one's own memory holds.)"""
+    for recall), and its meaning. A name counts where the fact writes it whole, by a
+    word of it that names no one else ("Harbor" for "Project Harbor"), or by the role
+    the user's own facts give it and no one else ("my ex", "the dog"). Certain: the fact
+    names every name of the topic (none of them ambiguous), not only to date something
+    else ("before the Acme years"), and holds one of its other words or is close to it;
+    or, for a topic without names, holds every content word, not only as someone else's
+    ("Maya's parents" for "my parents"), and is close to it, or says it is the user's
+    own as the topic does (or its meaning is not known: embeddings off, or not embedded
+    yet); or is very close alone. Possible: it holds some of them, or is somewhat close.
+    (A team admin deletes others' team facts one by one; a forget is about what one's
+    own memory holds.)"""
     if not isinstance(topic, str) or not topic.strip():
         raise InvalidInput("Name the topic to forget.")
     if len(topic) > 500:
         raise InvalidInput("A topic is at most 500 characters.")
     read = topic_read(topic)
     scope = Fact.objects.owned_by(user) if user.is_authenticated else Fact.objects.none()
-    candidates: set[int] = set()
-    if read.search_words:
-        match = " OR ".join(match_all(w, prefix_last=False) for w in read.search_words)
+
+    def holding(words: list[str]) -> set[int]:
+        if not words:
+            return set()
+        match = " OR ".join(match_all(w, prefix_last=False) for w in words)
         hits = FACT_FTS.search(match, limit=FORGET_MAX_MATCHES, within=scope, columns=FACT_FTS.own)
-        candidates.update(hit.id for hit in hits)
+        return {hit.id for hit in hits}
+
+    candidates = holding(read.search_words)
     closeness: dict[int, float] = {}
     vector = query_vector(read.core) if not read.empty else None
     if vector is not None:
@@ -450,34 +459,53 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
     candidates.update(closeness)
     found = scope.select_related("owner", "team").in_bulk(list(candidates)[:FORGET_MAX_MATCHES])
     texts = {pk: f"{fact.content} {' '.join(fact.tags or [])}" for pk, fact in found.items()}
-    about = topic_refine(read, list(texts.values()))
+    # How the facts write a name (capitalised, alone, with a role) is read from their
+    # content: tags are lower-cased labels.
+    about = topic_refine(read, [fact.content for fact in found.values()])
+    # What the texts taught (a name a role stands for, the roles of a name) is looked
+    # for in the rest of the user's facts too.
+    more = holding([w for w in about.search_words if w not in read.search_words]) - set(found)
+    if more:
+        found.update(scope.select_related("owner", "team").in_bulk(list(more)))
+        texts.update({pk: f"{found[pk].content} {' '.join(found[pk].tags or [])}" for pk in more})
+        about = topic_refine(read, [fact.content for fact in found.values()])
     ambiguous = [n for n in about.names if n.ambiguous]
     matches: list[ForgetMatch] = []
     for pk, fact in found.items():
         held = topic_match(about, texts[pk])
         near = closeness.get(pk, 0.0)
         if about.names:
-            certain = held.clear and (
-                not about.terms or bool(held.terms) or near >= FORGET_NAMES_SIMILARITY
+            certain = (
+                held.clear
+                and not held.dated
+                and (not about.terms or bool(held.terms) or near >= FORGET_NAMES_SIMILARITY)
             )
         else:
             # Without a meaning to compare (embeddings off, or the fact not embedded
-            # yet) the words decide alone.
+            # yet) the words decide alone; where the fact says the thing is the user's
+            # own, as the topic does ("my parents"), they need no meaning beside them.
             unknown = vector is None or not fact.embedding_model
             certain = (
                 bool(about.terms)
                 and len(held.terms) == len(about.terms)
-                and (near >= FORGET_TERMS_SIMILARITY or unknown)
+                and not held.others
+                and (near >= FORGET_TERMS_SIMILARITY or unknown or held.owned)
             )
         certain = certain or (near >= FORGET_ALONE_SIMILARITY and not ambiguous)
         why = []
         if held.names:
             why.append(f"names {', '.join(held.names)}")
+        if held.roles:
+            why.append(f"calls it {', '.join(held.roles)}")
+        if held.dated:
+            why.append("only to date something else")
         for name in ambiguous:
             if name.label in held.names:
                 why.append(f"which {name.label}? {', '.join(name.ambiguous)}")
         if held.terms:
             why.append(f"holds the words {', '.join(held.terms)}")
+        if held.others:
+            why.append("as someone else's")
         if pk in closeness:
             why.append(f"close in meaning ({near:.2f})")
         if why:

@@ -227,3 +227,101 @@ def test_tiered_recall_says_a_decision_is_abandoned(alice, owner):
         "adr-3-acme-corp-single-sign-on": "abandoned",
         "adr-4-weekly-releases": "active",
     }
+
+
+# --- Who is who, dates and owners -------------------------------------------------------------
+
+
+def remembered(client, *contents: str) -> list[int]:
+    ids = []
+    for content in contents:
+        answer = post(client, "/api/memories", {"content": content})
+        assert answer.status_code == 201, answer.content
+        ids.append(answer.json()["id"])
+    return ids
+
+
+def preview_of(client, topic: str) -> dict[int, dict]:
+    answer = post(client, "/api/forget", {"topic": topic, "dry_run": True})
+    assert answer.status_code == 200, answer.content
+    return {m["id"]: m for m in answer.json()["matches"]}
+
+
+def test_a_role_the_user_gives_one_name_stands_for_it(alice):
+    named, called, vet = remembered(
+        alice,
+        "Our dog Biscuit is a four-year-old beagle",
+        "The dog is terrified of fireworks on New Year's Eve",
+        "Biscuit's vaccinations are due in September",
+    )
+    by_name = preview_of(alice, "forget biscuit")
+    assert all(by_name[i]["certain"] for i in (named, called, vet))
+    assert "calls it dog" in by_name[called]["why"]
+    by_role = preview_of(alice, "forget about my dog")
+    assert all(by_role[i]["certain"] for i in (named, called, vet))
+
+
+def test_an_ex_role_is_also_said_short(alice):
+    ex, vinyl = remembered(
+        alice,
+        "My ex-girlfriend Dana Kowalski moved to Lisbon after we split",
+        "My ex still has my vinyl collection",
+    )
+    preview = preview_of(alice, "forget everything about my ex")
+    assert preview[ex]["certain"] and preview[vinyl]["certain"]
+
+
+def test_a_role_given_to_two_people_stands_for_neither(alice):
+    joris, priya, report = remembered(
+        alice,
+        "My manager is Joris Vermeulen",
+        "Priya Raman was my manager at my previous company",
+        "My manager wants the quarterly report by Friday",
+    )
+    preview = preview_of(alice, "forget everything about Joris")
+    assert preview[joris]["certain"]
+    assert priya not in preview or not preview[priya]["certain"]
+    assert report not in preview or not preview[report]["certain"]
+
+
+def test_a_word_of_a_name_that_names_no_one_else_stands_for_it(alice):
+    lead, live, notes = remembered(
+        alice,
+        "I lead Project Harbor, the rewrite of our billing service in Go",
+        "Harbor has to be live before the Black Friday code freeze",
+        "I keep a one-page summary of every project I'm on in Notion",
+    )
+    preview = preview_of(alice, "forget project harbor")
+    assert preview[lead]["certain"] and preview[live]["certain"]
+    assert "names project harbor" in preview[live]["why"]
+    # "project" is a common word: the summary of every project is no Harbor fact.
+    assert notes not in preview or not preview[notes]["certain"]
+
+
+def test_a_name_that_only_dates_something_else_is_shown_not_ticked(alice):
+    worked, before = remembered(
+        alice,
+        "I worked at Acme Corp as a senior engineer for six years",
+        "Before Acme Corp I did a six-month internship at Globex",
+    )
+    preview = preview_of(alice, "forget acme corp")
+    assert preview[worked]["certain"]
+    assert not preview[before]["certain"]
+    assert "only to date something else" in preview[before]["why"]
+
+
+def test_my_parents_are_not_someone_elses(alice):
+    mine, hers = remembered(
+        alice,
+        "My parents live in Amersfoort",
+        "Maya's parents live in Deventer",
+    )
+    preview = preview_of(alice, "forget about my parents")
+    assert preview[mine]["certain"]
+    assert not preview[hers]["certain"]
+    assert "as someone else's" in preview[hers]["why"]
+    # "my health information" asks for a kind of thing, not for the user's health of
+    # anything: "my health insurance" is not ticked by its "my health".
+    insurance = remembered(alice, "My health insurance is with Zilveren Kruis")[0]
+    health = preview_of(alice, "forget all my health information")
+    assert insurance not in health or not health[insurance]["certain"]

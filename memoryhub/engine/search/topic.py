@@ -8,7 +8,12 @@ A topic is read once alone (``topic_read``) and then against the texts it may be
 (``topic_refine``), which tell what the words alone cannot: that "acme corp" typed in
 lower case is the name "Acme Corp", that "Acme" alone stands for it, and that "Dana"
 is two people ("Dana Kowalski", "Dana Whitfield") unless the topic says which ("my
-ex-girlfriend Dana": the Dana the texts call the ex-girlfriend)."""
+ex-girlfriend Dana": the Dana the texts call the ex-girlfriend), and who is who to the
+user ("our dog Biscuit": "the dog" is Biscuit, and "my dog" asks for Biscuit).
+
+A row that names the topic only to date something else ("before the Harbor launch") is
+not about it; a row that holds a topic's word of the user's ("my parents") only as
+someone else's ("Maya's parents") is not the user's."""
 
 import re
 from dataclasses import dataclass, field, replace
@@ -24,7 +29,8 @@ FRAMING = frozenset(
     mentions mentioning mention please pls kindly tell told said say says
     stuff things thing info information memory memories fact facts note notes details
     detail data old former previous past earlier used like want wanted need
-    setup history preferences preference situation""".split()
+    setup history preferences preference situation take takes taking use uses using
+    make makes""".split()
 )
 # Beside a name, nouns that only say which side of it the topic takes: "my old job at
 # Acme Corp" is about Acme Corp, "the Japan trip stuff" about Japan.
@@ -33,6 +39,24 @@ BESIDE_A_NAME = frozenset(
     teams time times days life""".split()
 )
 _TOKEN = re.compile(r"\w+(?:[-']\w+)*", re.UNICODE)
+# Words that make what follows them a time for something else ("before the Harbor
+# launch", "during Theo's school holidays"): a fact that names the topic only there is
+# dated by it, not about it.
+DATING = frozenset("before after during since until till".split())
+# What may stand between such a word, or "my", and the noun it governs.
+_DETERMINERS = frozenset("the a an my our his her their its".split())
+_OWNERS = frozenset({"my", "our"})
+# How people say who someone is to them: "my sister Lena", "our dog Biscuit", "Dana
+# Whitfield is my tech lead", "my manager is Joris Vermeulen", "Project Harbor, the
+# rewrite of ...". The role is one or two lower-case words; the name is capitalised.
+_ROLE = r"([a-z][\w-]*(?:\s+[a-z][\w-]*)?)"
+_NAME = r"([A-Z][\w-]*(?:\s+[A-Z][\w-]*)*)"
+_DEFINITIONS = (
+    (re.compile(rf"\b(?:[Mm]y|[Oo]ur)\s+{_ROLE},?\s+{_NAME}"), 1, 2),
+    (re.compile(rf"\b(?:[Mm]y|[Oo]ur)\s+{_ROLE}\s+(?:is|was)\s+{_NAME}"), 1, 2),
+    (re.compile(rf"{_NAME}\s+(?:is|was)\s+(?:my|our)\s+{_ROLE}"), 2, 1),
+    (re.compile(rf"{_NAME},\s+(?:my|our|the)\s+{_ROLE}"), 2, 1),
+)
 
 
 def _is_name_word(token: str) -> bool:
@@ -60,6 +84,9 @@ class Name:
     phrase: tuple[str, ...]
     short: tuple[tuple[str, ...], ...] = ()
     ambiguous: tuple[str, ...] = ()
+    # What the texts call it when they do not name it ("my ex", "the dog"): roles the
+    # user gives this name and no other.
+    roles: tuple[tuple[str, ...], ...] = ()
 
     @property
     def label(self) -> str:
@@ -72,11 +99,14 @@ class Topic:
     names: tuple[Name, ...]
     terms: tuple[tuple[str, ...], ...]  # the other content words; a compound as a phrase
     tokens: tuple[str, ...] = field(default=(), repr=False)  # as written, framing dropped
+    # The terms the topic says are the user's own ("my parents"), as against someone
+    # else's ("Maya's parents").
+    owned: tuple[tuple[str, ...], ...] = ()
 
     @property
     def search_words(self) -> list[str]:
         """Every word a row about the topic may hold."""
-        found = [w for n in self.names for p in (n.phrase, *n.short) for w in p]
+        found = [w for n in self.names for p in (n.phrase, *n.short, *n.roles) for w in p]
         return list(dict.fromkeys(found + [w for t in self.terms for w in t]))
 
     @property
@@ -97,6 +127,9 @@ def topic_read(text: str) -> Topic:
     rest: list[tuple[str, ...]] = []
     run: list[str] = []
     kept: list[str] = []
+    owned: list[tuple[str, ...]] = []
+    mine = False  # after "my" or "our", up to the noun it governs
+    previous: tuple[str, ...] = ()
     for token in _TOKEN.findall(text or ""):
         base = token.split("'")[0]  # "Acme's" -> "Acme"
         low = base.lower()
@@ -107,9 +140,19 @@ def topic_read(text: str) -> Topic:
         if run:
             names.append(tuple(w for part in run for w in _phrase(part)))
             run = []
+        if low in _OWNERS:
+            mine = True
+            continue
+        if low in FRAMING and owned and owned[-1] == rest[-1] == previous:
+            # "my health information": a kind of thing, not a thing the user has.
+            owned.pop()
         if low not in STOPWORDS and low not in FRAMING and len(low) > 1:
             rest.append(_phrase(low))
             kept.append(base)
+            if mine:
+                owned.append(_phrase(low))
+        mine = mine and low in FRAMING  # "my old job": still the user's
+        previous = _phrase(low)
     if run:
         names.append(tuple(w for part in run for w in _phrase(part)))
     unique = tuple(dict.fromkeys(names))
@@ -120,6 +163,7 @@ def topic_read(text: str) -> Topic:
             dict.fromkeys(t for t in rest if t and not any(t == (w,) for n in unique for w in n))
         ),
         tokens=tuple(kept),
+        owned=tuple(dict.fromkeys(owned)),
     )
 
 
@@ -148,11 +192,86 @@ def _fuller(first: str, texts: list[str]) -> dict[str, list[int]]:
     return found
 
 
+def _runs(texts: list[str]) -> set[tuple[str, ...]]:
+    """Every run of capitalised words the texts write (a name, or a sentence's first
+    word), lower-cased."""
+    found: set[tuple[str, ...]] = set()
+    for text in texts:
+        for match in re.finditer(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*", text):
+            run = tuple(w for w in words(match.group(0)) if w not in STOPWORDS)
+            if run:
+                found.add(run)
+    return found
+
+
+def _shorts(phrase: tuple[str, ...], texts: list[str], runs: set) -> tuple[tuple[str, ...], ...]:
+    """The words of a name the texts use alone for it ("Acme" for "Acme Corp", "Harbor"
+    for "Project Harbor"): a word of no other name, and no common word (the texts never
+    write it in lower case, as they do "project" or "home")."""
+    shorts = []
+    for word in phrase:
+        if word in STOPWORDS or word in FRAMING or len(word) < 3:
+            continue
+        if any(word in run and not _holds_phrase(list(phrase), run) for run in runs):
+            continue  # "Dana" of "Dana Kowalski" also begins "Dana Whitfield"
+        if any(re.search(rf"\b{re.escape(word)}\b", text) for text in texts):
+            continue
+        shorts.append((word,))
+    return tuple(shorts)
+
+
+def _role(said: str, *, before_name: bool) -> tuple[tuple[str, ...], ...]:
+    """A role as a phrase, cut before its first function word ("manager at" ->
+    "manager"; none where the name follows it: "my salary at Northwind" gives Northwind
+    no role), and an "ex-" role also said short ("ex-girlfriend": "my ex")."""
+    kept: list[str] = []
+    for word in said.split():
+        if word.lower() in STOPWORDS or word.lower() in FRAMING:
+            if before_name:
+                return ()
+            break
+        kept.append(word.lower())
+    if not kept:
+        return ()
+    found = [tuple(w for part in kept for w in _phrase(part))]
+    if kept[0].startswith("ex-"):
+        found.append(("ex",))
+    return tuple(found)
+
+
+def _definitions(texts: list[str]) -> dict[tuple[str, ...], set[tuple[str, ...]]]:
+    """Who the texts say is who to the user: each role, with the names given it."""
+    found: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+    for text in texts:
+        for pattern, role_group, name_group in _DEFINITIONS:
+            for match in pattern.finditer(text):
+                name = tuple(w for w in words(match.group(name_group)) if w not in STOPWORDS)
+                if not name:
+                    continue
+                role_said = match.group(role_group)
+                for role in _role(role_said, before_name=role_group < name_group):
+                    found.setdefault(role, set()).add(name)
+    return found
+
+
+def _roles_of(phrase: tuple[str, ...], definitions: dict) -> tuple[tuple[str, ...], ...]:
+    """The roles given ``phrase`` (or a longer name it begins or ends) and no one else."""
+    roles = []
+    for role, names in definitions.items():
+        own = {n for n in names if _holds_phrase(list(n), phrase)}
+        if own and len(names) == len(own) == 1:
+            roles.append(role)
+    return tuple(roles)
+
+
 def topic_refine(topic: Topic, texts: list[str]) -> Topic:
     """``topic`` read against the texts it may be about: terms the texts write as a
-    name become that name; a name's first word alone stands for it where it names no
-    one else; a one-word name the texts give to several people is ambiguous, unless
-    one of them is the only one the texts mention beside the topic's other terms."""
+    name become that name; a word of a name stands for it alone where it names no one
+    else; a one-word name the texts give to several people is ambiguous, unless one of
+    them is the only one the texts mention beside the topic's other terms. A term that
+    is a role the texts give one name ("my ex": "my ex-girlfriend Dana Kowalski") stands
+    for that name, and a name takes the roles the texts give it alone ("the dog" for
+    "our dog Biscuit")."""
     terms = list(topic.terms)
     names = [n.phrase for n in topic.names]
     # Lower-cased names: the longest runs of single-word terms, in the topic's order,
@@ -169,21 +288,31 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
                 break
         else:
             start += 1
+    definitions = _definitions(texts)
+    for term in list(terms):
+        given = definitions.get(term, set())
+        if len(given) == 1:
+            full = next(iter(given))
+            # "my neighbour Marco": the name the topic gives is told apart below.
+            if not any(_holds_phrase(list(full), n) for n in names):
+                names.append(full)
+                terms.remove(term)
+    runs = _runs(texts)
     resolved: list[Name] = []
     said = [words(text) for text in texts]
     for phrase in dict.fromkeys(names):
         if len(phrase) > 1:
-            # "Acme" alone for "Acme Corp": where it begins no other name and is no
-            # common word (the texts never write it in lower case, as they do "home").
-            others = [f for f in _fuller(phrase[0], texts) if f != " ".join(phrase)]
-            common = re.compile(rf"\b{re.escape(phrase[0])}\b")
-            plain = any(common.search(text) for text in texts)
-            short = () if others or plain else ((phrase[0],),)
-            resolved.append(Name(phrase=phrase, short=short))
+            resolved.append(
+                Name(
+                    phrase=phrase,
+                    short=_shorts(phrase, texts, runs),
+                    roles=_roles_of(phrase, definitions),
+                )
+            )
             continue
         fuller = _fuller(phrase[0], texts)
         if len(fuller) < 2:
-            resolved.append(Name(phrase=phrase))
+            resolved.append(Name(phrase=phrase, roles=_roles_of(phrase, definitions)))
             continue
         # The one the topic's other terms point to, if they point to one.
         pointed = {
@@ -193,16 +322,21 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
             if any(_holds_term(said[index], t) for t in terms)
         }
         if len(pointed) == 1:
-            full = next(iter(pointed))
-            resolved.append(Name(phrase=tuple(full.split())))
+            full = tuple(next(iter(pointed)).split())
+            resolved.append(Name(phrase=full, roles=_roles_of(full, definitions)))
             # The words that told which one it is have done their work ("my ex-girlfriend
             # Dana": every fact of Dana Kowalski, not only those that say "ex-girlfriend").
-            telling = {t for index in fuller[full] for t in terms if _holds_term(said[index], t)}
+            telling = {
+                t for index in fuller[" ".join(full)] for t in terms if _holds_term(said[index], t)
+            }
             terms = [t for t in terms if t not in telling]
         else:
             resolved.append(Name(phrase=phrase, ambiguous=tuple(sorted(fuller))))
     if resolved:
         terms = [t for t in terms if not (len(t) == 1 and t[0] in BESIDE_A_NAME)]
+        # A role the topic gives its name has done its work too ("my sister Lena").
+        roles = {r for n in resolved for r in n.roles}
+        terms = [t for t in terms if t not in roles]
     return replace(topic, names=tuple(resolved), terms=tuple(terms))
 
 
@@ -221,26 +355,76 @@ def _holds_term(said: list[str], term: tuple[str, ...]) -> bool:
 class TopicMatch:
     """How a row's own text stands to a topic."""
 
-    names: tuple[str, ...]  # the topic's names the text holds (as phrases, or short)
+    names: tuple[str, ...]  # the topic's names the text holds (as phrases, short, or roles)
     terms: tuple[str, ...]  # the topic's other terms it holds (by stem)
     clear: bool  # it holds every name of the topic, none of them ambiguous
+    dated: bool = False  # it names the topic only to date something else ("before Acme")
+    roles: tuple[str, ...] = ()  # the roles by which it names them ("my ex")
+    owned: bool = False  # it says the user's own ("my parents"), as the topic does
+    others: bool = False  # it holds the topic's owned terms only as someone else's
 
     @property
     def partial(self) -> bool:
         return bool(self.names or self.terms)
 
 
+def _places(said: list[str], phrase: tuple[str, ...]) -> list[int]:
+    n = len(phrase)
+    return [i for i in range(len(said) - n + 1) if tuple(said[i : i + n]) == phrase]
+
+
+def _after(said: list[str], index: int, wanted: frozenset[str], between: int = 1) -> bool:
+    """Whether ``said[index]`` follows a word of ``wanted``, with at most ``between``
+    determiners or modifiers between."""
+    for back in range(1, between + 2):
+        if index - back < 0:
+            return False
+        if said[index - back] in wanted:
+            return True
+    return False
+
+
 def topic_match(topic: Topic, text: str) -> TopicMatch:
     """Which of ``topic``'s names and terms ``text`` holds ("paged" in "being paged",
-    not "page" in "status page": stems of whole words, not the index's stemming)."""
+    not "page" in "status page": stems of whole words, not the index's stemming); a
+    name's role counts where the text says it as the user's ("my ex", "the dog")."""
     said = words(text)
-    names = tuple(
-        n.label for n in topic.names if any(_holds_phrase(said, p) for p in (n.phrase, *n.short))
-    )
+    names: list[str] = []
+    roles: list[str] = []
+    dated = []
+    for name in topic.names:
+        places = [i for p in (name.phrase, *name.short) for i in _places(said, p)]
+        by_role = [
+            (role, i)
+            for role in name.roles
+            for i in _places(said, role)
+            if _after(said, i, _DETERMINERS | {"the"}, between=1)
+        ]
+        if places or by_role:
+            names.append(name.label)
+            if not places:
+                roles.extend(" ".join(r) for r, _ in by_role)
+            spots = places + [i for _, i in by_role]
+            dated.append(all(_after(said, i, DATING) for i in spots))
     held = tuple(" ".join(t) for t in topic.terms if _holds_term(said, t))
     clear = (
         bool(topic.names)
         and len(names) == len(topic.names)
         and not any(n.ambiguous for n in topic.names)
     )
-    return TopicMatch(names=names, terms=held, clear=clear)
+    owned = others = False
+    if topic.owned:
+        stems = {stem(w) for t in topic.owned for w in t}
+        spots = [i for i, w in enumerate(said) if stem(w) in stems]
+        owned = any(_after(said, i, _OWNERS, between=1) for i in spots)
+        # "Maya's parents": the word follows someone's "'s".
+        others = bool(spots) and not owned and all(i >= 2 and said[i - 1] == "s" for i in spots)
+    return TopicMatch(
+        names=tuple(names),
+        terms=held,
+        clear=clear,
+        dated=bool(dated) and all(dated),
+        roles=tuple(roles),
+        owned=owned,
+        others=others,
+    )
