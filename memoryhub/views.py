@@ -1,9 +1,9 @@
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousOperation
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
@@ -116,7 +116,9 @@ def chat_base_url(request: HttpRequest) -> str:
     if settings.MEMORYHUB_BEHIND_TLS_PROXY:
         return request.build_absolute_uri("/v1")
     host = request.get_host()
-    name = host if host.endswith("]") else host.rsplit(":", 1)[0]  # an IPv6 address keeps its colons
+    name = (
+        host if host.endswith("]") else host.rsplit(":", 1)[0]
+    )  # an IPv6 address keeps its colons
     return f"{request.scheme}://{name}:{settings.MEMORYHUB_CHAT_PORT}/v1"
 
 

@@ -121,7 +121,9 @@ def upstream() -> Iterator[Upstream]:
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             words = plan["text"].split(" ") if "text" in plan else []
-            events = plan.get("events") or [_chunk(f" {w}" if i else w) for i, w in enumerate(words)]
+            events = plan.get("events") or [
+                _chunk(f" {w}" if i else w) for i, w in enumerate(words)
+            ]
             for index, event in enumerate([*events, _chunk(None, "stop"), b"data: [DONE]\n\n"]):
                 if plan.get("raw") and index == len(events):
                     break
@@ -133,7 +135,9 @@ def upstream() -> Iterator[Upstream]:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
-        def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        def _send(
+            self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+        ) -> None:
             payload = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -148,9 +152,13 @@ def upstream() -> Iterator[Upstream]:
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    ).start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    MemoryConfig.objects.update_or_create(pk=1, defaults={"llm_url": state.url, "llm_model": "test-model"})
+    MemoryConfig.objects.update_or_create(
+        pk=1, defaults={"llm_url": state.url, "llm_model": "test-model"}
+    )
     yield state
     state.release.set()
     server.shutdown()
@@ -237,7 +245,9 @@ def test_a_stream_arrives_in_order_and_the_turn_is_captured(upstream, client_of,
     stream = alice.chat.completions.create(
         model="test-model",
         stream=True,
-        messages=[{"role": "user", "content": "By the way, my cat Biscuit loves boxes. Count to six."}],
+        messages=[
+            {"role": "user", "content": "By the way, my cat Biscuit loves boxes. Count to six."}
+        ],
         extra_headers={"X-MemoryHub-Session": "chat-42"},
     )
     words = [c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content]
@@ -268,7 +278,12 @@ def test_recall_and_capture_can_be_switched_off_for_one_call(upstream, client_of
     alice = client_of(owner)
     alice.chat.completions.create(
         model="test-model",
-        messages=[{"role": "user", "content": "Which host runs the production database? My cat is Biscuit."}],
+        messages=[
+            {
+                "role": "user",
+                "content": "Which host runs the production database? My cat is Biscuit.",
+            }
+        ],
         extra_headers={"X-MemoryHub-Recall": "off"},
         extra_body={"memoryhub": {"capture": False}},
     )
@@ -283,14 +298,27 @@ def test_recall_and_capture_can_be_switched_off_for_one_call(upstream, client_of
 @pytest.mark.parametrize(
     ("plan", "error", "status"),
     [
-        ({"status": 429, "error": {"error": {"message": "slow down"}}, "headers": {"Retry-After": "7"}},
-         openai.RateLimitError, 429),
-        ({"status": 500, "error": {"error": {"message": "model crashed"}}}, openai.InternalServerError, 500),
+        (
+            {
+                "status": 429,
+                "error": {"error": {"message": "slow down"}},
+                "headers": {"Retry-After": "7"},
+            },
+            openai.RateLimitError,
+            429,
+        ),
+        (
+            {"status": 500, "error": {"error": {"message": "model crashed"}}},
+            openai.InternalServerError,
+            500,
+        ),
         ({"status": 401, "error": {"error": {"message": "bad key"}}}, openai.APIStatusError, 502),
         ({"hold": True}, openai.APIStatusError, 504),
     ],
 )
-def test_the_models_errors_reach_the_client_as_clean_errors(upstream, client_of, owner, plan, error, status):
+def test_the_models_errors_reach_the_client_as_clean_errors(
+    upstream, client_of, owner, plan, error, status
+):
     upstream.answer = lambda body: plan
     alice = client_of(owner)
     for stream in (False, True):
@@ -325,7 +353,9 @@ def test_a_stream_that_stops_answering_ends_with_a_timeout_error(upstream, clien
         list(stream)
 
 
-def test_bad_input_and_outsiders_are_refused_before_the_model_is_asked(upstream, endpoint, client_of, owner):
+def test_bad_input_and_outsiders_are_refused_before_the_model_is_asked(
+    upstream, endpoint, client_of, owner
+):
     base = endpoint
     assert httpx.post(f"{base}/chat/completions", json={"messages": []}).status_code == 401
     wrong = httpx.post(
@@ -336,7 +366,9 @@ def test_bad_input_and_outsiders_are_refused_before_the_model_is_asked(upstream,
     with pytest.raises(openai.BadRequestError, match="messages"):
         alice.chat.completions.create(model="test-model", messages=[])
     with pytest.raises(openai.BadRequestError, match="role"):
-        alice.chat.completions.create(model="test-model", messages=[{"role": "wizard", "content": "x"}])
+        alice.chat.completions.create(
+            model="test-model", messages=[{"role": "wizard", "content": "x"}]
+        )
     lone = httpx.post(
         f"{base}/chat/completions",
         content=b'{"messages": [{"role": "user", "content": "\\ud800"}]}',
@@ -365,14 +397,18 @@ def test_a_token_has_a_bounded_number_of_calls_under_way(upstream, client_of, ow
 
     def call() -> None:
         with contextlib.suppress(openai.APIError):
-            alice.chat.completions.create(model="test-model", messages=[{"role": "user", "content": "hi"}])
+            alice.chat.completions.create(
+                model="test-model", messages=[{"role": "user", "content": "hi"}]
+            )
 
     started = [threading.Thread(target=call, daemon=True) for _ in range(2)]
     for thread in started:
         thread.start()
     _wait(lambda: len(upstream.turns) == 2)
     with pytest.raises(openai.RateLimitError, match="under way"):
-        alice.chat.completions.create(model="test-model", messages=[{"role": "user", "content": "hi"}])
+        alice.chat.completions.create(
+            model="test-model", messages=[{"role": "user", "content": "hi"}]
+        )
     upstream.release.set()
     for thread in started:
         thread.join(timeout=10)

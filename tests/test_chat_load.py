@@ -8,6 +8,7 @@ Latencies are compared as ratios to those measured before on the same servers, a
 ``test_edge_faults``.
 """
 
+import contextlib
 import statistics
 import threading
 import time
@@ -80,23 +81,33 @@ def test_slow_and_silent_chat_models_leave_everyone_else_their_latency(
             words = client.chat.completions.create(
                 model="test-model", stream=True, messages=[{"role": "user", "content": "slowly"}]
             )
-            streamed.append([c.choices[0].delta.content for c in words if c.choices and c.choices[0].delta.content])
+            streamed.append(
+                [
+                    c.choices[0].delta.content
+                    for c in words
+                    if c.choices and c.choices[0].delta.content
+                ]
+            )
         except openai.APIError as exc:
             failures.append(str(exc))
 
     def never() -> None:
         client = openai.OpenAI(base_url=chat, api_key=alice_secret, max_retries=0, timeout=60)
-        try:
-            client.chat.completions.create(model="test-model", messages=[{"role": "user", "content": "never"}])
-        except openai.APIError:
-            pass  # the model never answered: the call ends once it is let go
+        # The model never answers: the call ends (502) once the test lets it go.
+        with contextlib.suppress(openai.APIError):
+            client.chat.completions.create(
+                model="test-model", messages=[{"role": "user", "content": "never"}]
+            )
 
     callers = [threading.Thread(target=stream) for _ in range(STREAMS)]
     callers += [threading.Thread(target=never) for _ in range(HUNG)]
     for caller in callers:
         caller.start()
     deadline = time.monotonic() + 30
-    while sum(t["body"]["messages"][-1]["content"] != "quick" for t in upstream.turns) < STREAMS + HUNG:
+    while (
+        sum(t["body"]["messages"][-1]["content"] != "quick" for t in upstream.turns)
+        < STREAMS + HUNG
+    ):
         assert time.monotonic() < deadline, "the calls did not all reach the model"
         time.sleep(0.05)
     during = rounds(10)
@@ -106,10 +117,18 @@ def test_slow_and_silent_chat_models_leave_everyone_else_their_latency(
     after = rounds(10)
 
     def summary(name: str, values: list[float]) -> str:
-        return f"{name} median {statistics.median(values) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms"
+        median, most = statistics.median(values) * 1000, max(values) * 1000
+        return f"{name} median {median:.0f} ms, max {most:.0f} ms"
 
-    for label, (timings, pages, chats) in (("before", before), ("during", during), ("after", after)):
-        print(f"\n{label}: {timings.summary()}; {summary('dashboard', pages)}; {summary('chat', chats)}")
+    for label, (timings, pages, chats) in (
+        ("before", before),
+        ("during", during),
+        ("after", after),
+    ):
+        print(
+            f"\n{label}: {timings.summary()}; {summary('dashboard', pages)}; "
+            f"{summary('chat', chats)}"
+        )
     assert not failures and len(streamed) == STREAMS
     assert all(words == ["w0", *(f" w{i}" for i in range(1, WORDS))] for words in streamed)
     assert_as_before(during[0], before[0], "while chat models are slow")

@@ -67,7 +67,11 @@ class Upstream:
 
     @property
     def completions(self) -> str:
-        return self.base if self.base.endswith("/chat/completions") else f"{self.base}/chat/completions"
+        return (
+            self.base
+            if self.base.endswith("/chat/completions")
+            else f"{self.base}/chat/completions"
+        )
 
     @property
     def models(self) -> str:
@@ -111,8 +115,7 @@ def chat_upstream() -> Upstream:
     base = (config.llm_url or "").strip().rstrip("/")
     if not base:
         raise NoChatModel(
-            "No chat model is configured to answer: set its URL and model in "
-            "Settings -> Memory."
+            "No chat model is configured to answer: set its URL and model in Settings -> Memory."
         )
     return Upstream(base=base, api_key=config.llm_api_key or "", model=config.llm_model.strip())
 
@@ -141,7 +144,9 @@ def message_text(message: dict[str, Any]) -> str:
         return "\n".join(
             part["text"]
             for part in content
-            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str)
+            if isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
         )
     return ""
 
@@ -157,7 +162,9 @@ def _messages_checked(body: dict[str, Any]) -> list[dict[str, Any]]:
             raise InvalidInput(f"messages[{index}].role must be one of {', '.join(ROLES)}.")
         content = message.get("content")
         if content is not None and not isinstance(content, str | list):
-            raise InvalidInput(f"messages[{index}].content must be a string, a list of parts or null.")
+            raise InvalidInput(
+                f"messages[{index}].content must be a string, a list of parts or null."
+            )
     return messages
 
 
@@ -218,13 +225,26 @@ def system_message_with(messages: list[dict[str, Any]], block: str) -> list[dict
     return [{"role": "system", "content": block}, *messages]
 
 
+def turn_messages(
+    *, actor: Actor, messages: list[dict[str, Any]], project: str | None = None
+) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """The messages the chat model gets for ``actor``: the recalled block in the system
+    message when anything is recalled; with how many items it holds and recall's notes."""
+    query = recall_query(messages)
+    if not query:
+        return messages, 0, []
+    recalled = turn_recall(actor=actor, query=query, project=project)
+    if not recalled["block"]:
+        return messages, 0, recalled["notes"]
+    count = len(recalled["items"]) + len(recalled["role_items"])
+    return system_message_with(messages, recalled["block"]), count, recalled["notes"]
+
+
 def _session_of(messages: list[dict[str, Any]]) -> str:
     """A conversation's name when the client gives none: a hash of its opening system
     and user messages, the same on every turn of one chat."""
     opening = [
-        message_text(m)
-        for m in messages
-        if m.get("role") in ("system", "developer", "user")
+        message_text(m) for m in messages if m.get("role") in ("system", "developer", "user")
     ][:2]
     digest = hashlib.sha256("\x1f".join(opening).encode("utf-8", "replace")).hexdigest()
     return f"chat-{digest[:16]}"
@@ -262,7 +282,10 @@ def turn_prepare(*, actor: Actor, raw: bytes, headers: dict[str, str]) -> Turn:
     recall, capture = flag("x-memoryhub-recall", "recall"), flag("x-memoryhub-capture", "capture")
     session = options.get("session", headers.get("x-memoryhub-session", ""))
     project = options.get("project", headers.get("x-memoryhub-project", ""))
-    for name, value, limit in (("session", session, MAX_SESSION), ("project", project, MAX_PROJECT)):
+    for name, value, limit in (
+        ("session", session, MAX_SESSION),
+        ("project", project, MAX_PROJECT),
+    ):
         if not isinstance(value, str) or len(value) > limit:
             raise InvalidInput(f"The {name} is a string of at most {limit} characters.")
 
@@ -282,13 +305,10 @@ def turn_prepare(*, actor: Actor, raw: bytes, headers: dict[str, str]) -> Turn:
         project=project.strip(),
         messages=messages,
     )
-    query = recall_query(messages) if recall else ""
-    if query:
-        recalled = turn_recall(actor=actor, query=query, project=turn.project or None)
-        turn.notes = recalled["notes"]
-        if recalled["block"]:
-            body["messages"] = system_message_with(messages, recalled["block"])
-            turn.recalled = len(recalled["items"]) + len(recalled["role_items"])
+    if recall:
+        body["messages"], turn.recalled, turn.notes = turn_messages(
+            actor=actor, messages=messages, project=turn.project or None
+        )
     turn.body = json.dumps(body, ensure_ascii=False).encode("utf-8")
     return turn
 

@@ -25,9 +25,9 @@ import asyncio
 import io
 import json
 import logging
-from contextlib import asynccontextmanager
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -56,7 +56,9 @@ _db_threads = anyio.CapacityLimiter(16)
 _finishing: set[asyncio.Task] = set()
 
 
-def error(status: int, message: str, kind: str, *, code: str | None = None, headers=None) -> JSONResponse:
+def error(
+    status: int, message: str, kind: str, *, code: str | None = None, headers=None
+) -> JSONResponse:
     return JSONResponse(
         {"error": {"message": message, "type": kind, "param": None, "code": code}},
         status_code=status,
@@ -120,7 +122,9 @@ class ChatEndpoint:
         try:
             return await in_thread(_authenticate, request.scope, body)
         except Throttled as exc:
-            return error(429, str(exc.message), "rate_limit_error", headers={"Retry-After": str(exc.wait)})
+            return error(
+                429, str(exc.message), "rate_limit_error", headers={"Retry-After": str(exc.wait)}
+            )
         except AuthenticationError as exc:
             return error(401, str(exc.message), "authentication_error", code="invalid_api_key")
 
@@ -139,9 +143,16 @@ class ChatEndpoint:
         except (httpx.HTTPError, ValueError, AttributeError):
             pass  # the model named in the settings is still the one to use
         if not upstream.model:
-            return error(502, "The chat model lists no models and Settings -> Memory names none.", "upstream_error")
+            return error(
+                502,
+                "The chat model lists no models and Settings -> Memory names none.",
+                "upstream_error",
+            )
         return JSONResponse(
-            {"object": "list", "data": [{"id": upstream.model, "object": "model", "owned_by": "memoryhub"}]}
+            {
+                "object": "list",
+                "data": [{"id": upstream.model, "object": "model", "owned_by": "memoryhub"}],
+            }
         )
 
     async def completions(self, request: Request) -> Response:
@@ -160,7 +171,8 @@ class ChatEndpoint:
         if not actor.token.has_scope("read"):
             return error(
                 403,
-                f"This token lacks the 'read' scope (it has: {', '.join(actor.token.scopes) or 'none'}).",
+                "This token lacks the 'read' scope "
+                f"(it has: {', '.join(actor.token.scopes) or 'none'}).",
                 "permission_error",
             )
         token_id = actor.token.pk
@@ -214,18 +226,21 @@ class ChatEndpoint:
         if isinstance(exc, httpx.TimeoutException):
             return error(
                 504,
-                f"The chat model did not answer within {settings.MEMORYHUB_CHAT_READ_TIMEOUT_SECONDS:g} s.",
+                f"The chat model did not answer within {_read_timeout()} s.",
                 "timeout",
                 code="upstream_timeout",
             )
         return error(
             502,
-            turn.upstream.redact(f"The chat model could not be reached: {exc}") or "The chat model could not be reached.",
+            turn.upstream.redact(f"The chat model could not be reached: {exc}")
+            or "The chat model could not be reached.",
             "upstream_error",
             code="upstream_unreachable",
         )
 
-    def _refused(self, turn: Turn, status: int, content: bytes, headers: httpx.Headers) -> JSONResponse:
+    def _refused(
+        self, turn: Turn, status: int, content: bytes, headers: httpx.Headers
+    ) -> JSONResponse:
         """A refusal of the chat model, with its status and its message."""
         try:
             detail = json.loads(content)["error"]
@@ -252,24 +267,34 @@ class ChatEndpoint:
             headers=keep,
         )
 
-    async def _finish(self, actor: Actor, turn: Turn, *, answer: str, status: int, outcome: str) -> None:
+    async def _finish(
+        self, actor: Actor, turn: Turn, *, answer: str, status: int, outcome: str
+    ) -> None:
         try:
-            await in_thread(turn_finish, actor=actor, turn=turn, answer=answer, status=status, outcome=outcome)
+            await in_thread(
+                turn_finish, actor=actor, turn=turn, answer=answer, status=status, outcome=outcome
+            )
         except Exception:
             log.exception("Could not finish a chat turn of %s", actor.label)
 
     async def _complete(self, actor: Actor, turn: Turn) -> Response:
         try:
             answer = await self.client.post(
-                turn.upstream.completions, content=turn.body, headers=turn.upstream.headers(stream=False)
+                turn.upstream.completions,
+                content=turn.body,
+                headers=turn.upstream.headers(stream=False),
             )
         except httpx.HTTPError as exc:
             response = self._upstream_failed(turn, exc)
-            await self._finish(actor, turn, answer="", status=response.status_code, outcome="upstream_failed")
+            await self._finish(
+                actor, turn, answer="", status=response.status_code, outcome="upstream_failed"
+            )
             return response
         if answer.status_code != 200:
             response = self._refused(turn, answer.status_code, answer.content, answer.headers)
-            await self._finish(actor, turn, answer="", status=answer.status_code, outcome="upstream_refused")
+            await self._finish(
+                actor, turn, answer="", status=answer.status_code, outcome="upstream_refused"
+            )
             return response
         try:
             text = _answer_text(json.loads(answer.content))
@@ -300,13 +325,18 @@ class ChatEndpoint:
         """The model's stream as it comes, or its refusal (a JSONResponse) when it
         refuses before streaming."""
         request = self.client.build_request(
-            "POST", turn.upstream.completions, content=turn.body, headers=turn.upstream.headers(stream=True)
+            "POST",
+            turn.upstream.completions,
+            content=turn.body,
+            headers=turn.upstream.headers(stream=True),
         )
         try:
             upstream = await self.client.send(request, stream=True)
         except httpx.HTTPError as exc:
             failed = self._upstream_failed(turn, exc)
-            await self._finish(actor, turn, answer="", status=failed.status_code, outcome="upstream_failed")
+            await self._finish(
+                actor, turn, answer="", status=failed.status_code, outcome="upstream_failed"
+            )
             return failed
         if upstream.status_code != 200:
             try:
@@ -315,7 +345,9 @@ class ChatEndpoint:
                 content = b""
             finally:
                 await upstream.aclose()
-            await self._finish(actor, turn, answer="", status=upstream.status_code, outcome="upstream_refused")
+            await self._finish(
+                actor, turn, answer="", status=upstream.status_code, outcome="upstream_refused"
+            )
             return self._refused(turn, upstream.status_code, content, upstream.headers)
         if "text/event-stream" not in upstream.headers.get("content-type", ""):
             # Some servers ignore stream: true and answer whole; give it back as it came.
@@ -329,7 +361,9 @@ class ChatEndpoint:
                 text = ""
             await self._finish(actor, turn, answer=text, status=200, outcome="answered")
             return Response(
-                content, media_type=upstream.headers.get("content-type"), headers=self._headers(turn)
+                content,
+                media_type=upstream.headers.get("content-type"),
+                headers=self._headers(turn),
             )
 
         events = _relay(upstream, turn)
@@ -346,7 +380,11 @@ class ChatEndpoint:
                 release()
                 outcome = relay.outcome if finished or relay.done else "client_left"
                 job = self._finish(
-                    actor, turn, answer="".join(relay.parts), status=200 if outcome == "answered" else 502, outcome=outcome
+                    actor,
+                    turn,
+                    answer="".join(relay.parts),
+                    status=200 if outcome == "answered" else 502,
+                    outcome=outcome,
                 )
                 task = asyncio.get_running_loop().create_task(job)
                 _finishing.add(task)
@@ -354,6 +392,10 @@ class ChatEndpoint:
 
         headers = {**self._headers(turn), "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(body(), media_type="text/event-stream", headers=headers)
+
+
+async def _read_timeout() -> str:
+    return f"{settings.MEMORYHUB_CHAT_READ_TIMEOUT_SECONDS:g}"
 
 
 async def _read_some(response: httpx.Response, limit: int = 64 * 1024) -> bytes:
@@ -410,14 +452,15 @@ class _relay:
         except httpx.TimeoutException:
             self.outcome = "timeout"
             yield _error_event(
-                f"The chat model stopped answering for {settings.MEMORYHUB_CHAT_READ_TIMEOUT_SECONDS:g} s "
+                f"The chat model stopped answering for {_read_timeout()} s "
                 "in the middle of its answer.",
                 "upstream_timeout",
             )
         except httpx.HTTPError as exc:
             self.outcome = "broken"
             yield _error_event(
-                self.turn.upstream.redact(f"The chat model's stream broke off: {exc}"), "upstream_broken"
+                self.turn.upstream.redact(f"The chat model's stream broke off: {exc}"),
+                "upstream_broken",
             )
 
     def _read(self, lines: list[str]) -> str:
@@ -431,7 +474,10 @@ class _relay:
             try:
                 event = json.loads(data)
             except ValueError:
-                return "The chat model sent a stream event that is not JSON: " + self.turn.upstream.redact(data[:120])
+                return (
+                    "The chat model sent a stream event that is not JSON: "
+                    + self.turn.upstream.redact(data[:120])
+                )
             if not isinstance(event, dict):
                 return "The chat model sent a stream event that is not an object."
             if "error" in event:
@@ -451,7 +497,8 @@ def _error_event(message: str, code: str) -> bytes:
 async def not_here(request: Request) -> Response:
     return error(
         404,
-        f"There is no {request.url.path}: this server answers POST /v1/chat/completions and GET /v1/models.",
+        f"There is no {request.url.path}: this server answers POST /v1/chat/completions "
+        "and GET /v1/models.",
         "invalid_request_error",
         code="unknown_url",
     )
