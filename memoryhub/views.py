@@ -8,6 +8,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import Resolver404, reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
 
 from facts.models import Category
 from facts.services.distillation import facts_distill_request
@@ -17,10 +19,12 @@ from facts.services.extraction import (
     memory_reviews_decide,
     memory_reviews_pending,
 )
+from memoryhub.engine.addresses import chat_base_url
 from memoryhub.engine.errors import ApplicationError, InvalidInput
 from memoryhub.engine.htmx import htmx_render
 from memoryhub.engine.jobs import job_get_visible
 from memoryhub.engine.refs import id_of
+from memoryhub.surface.chat import turn_messages
 from memoryhub.surface.export import personal_export
 from memoryhub.surface.forget import memory_forget, memory_forget_preview
 from memoryhub.surface.imports import (
@@ -30,7 +34,8 @@ from memoryhub.surface.imports import (
     memories_import_request,
 )
 from teams.selectors import agent_token_list, memberships_of
-from teams.services import Actor, memory_settings_get
+from teams.forms import ChatPreviewForm
+from teams.services import Actor, agent_token_reads, memory_settings_get
 
 
 @login_required
@@ -96,6 +101,37 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     )
 
 
+@login_required
+@require_POST
+def chat_preview_view(request: HttpRequest) -> HttpResponse:
+    """The Agents page's preview: the system message the chat model would get when the
+    chosen token's agent sends this conversation through the OpenAI-compatible endpoint.
+    Nothing is counted as an access."""
+    form = ChatPreviewForm(request.POST, user=request.user)
+    context: dict[str, Any] = {"preview_form": form}
+    status = 200
+    if form.is_valid():
+        said = [{"role": "user", "content": form.cleaned_data["message"]}]
+        if form.cleaned_data["system"].strip():
+            said.insert(0, {"role": "system", "content": form.cleaned_data["system"]})
+        try:
+            sent, recalled, notes = turn_messages(
+                actor=agent_token_reads(form.cleaned_data["token"]),
+                messages=said,
+                project=form.cleaned_data["project"].strip() or None,
+                touch=False,
+            )
+        except ApplicationError as exc:
+            context["preview_error"], status = exc.message, exc.status_code
+        else:
+            system = next((m["content"] for m in sent if m["role"] == "system"), "")
+            context["preview"] = {"system": system, "recalled": recalled, "notes": notes}
+    else:
+        status = 400
+    return render(request, "teams/agents.html#chat-preview", context, status=status)
+
+
+@csrf_exempt  # an API client's call, answered with where to send it; nothing changes
 def chat_elsewhere(request: HttpRequest, rest: str = "") -> HttpResponse:
     """``/v1/...`` on the web server's port: the OpenAI-compatible endpoint is on its own
     port (a long answer must not hold a web thread); say where, in the protocol's shape."""
@@ -108,18 +144,6 @@ def chat_elsewhere(request: HttpRequest, rest: str = "") -> HttpResponse:
         {"error": {"message": message, "type": "invalid_request_error", "code": "wrong_port"}},
         status=421,
     )
-
-
-def chat_base_url(request: HttpRequest) -> str:
-    """The base URL an OpenAI client uses: this host on the chat port, or behind a TLS
-    proxy (which routes /v1/ there) this site itself."""
-    if settings.MEMORYHUB_BEHIND_TLS_PROXY:
-        return request.build_absolute_uri("/v1")
-    host = request.get_host()
-    name = (
-        host if host.endswith("]") else host.rsplit(":", 1)[0]
-    )  # an IPv6 address keeps its colons
-    return f"{request.scheme}://{name}:{settings.MEMORYHUB_CHAT_PORT}/v1"
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:

@@ -690,6 +690,18 @@ class TokenRejected(Exception):
     """The presented secret is unknown or revoked; the message says which."""
 
 
+def agent_token_reads(token: AgentToken) -> Actor:
+    """The agent of ``token``, reading as the token reads: the fleet and team rules of
+    every read it makes (``ScopedQuerySet.visible_to``) are its fleet and its user's
+    active team, set on ``token.user``."""
+    token.user.agent_fleet = token.fleet
+    try:
+        token.user.agent_team_id = token.user.memory_settings.active_team_id
+    except MemorySettings.DoesNotExist:  # no settings saved: no team is active
+        token.user.agent_team_id = None
+    return Actor(user=token.user, token=token)
+
+
 def agent_token_authenticate(*, secret: str) -> AgentToken:
     """The active token for ``secret``, its last use recorded (at minute resolution)."""
     token = (
@@ -703,13 +715,7 @@ def agent_token_authenticate(*, secret: str) -> AgentToken:
         raise TokenRejected("This token has been revoked.")
     if not token.user.is_active:
         raise TokenRejected("The user of this token is inactive.")
-    # The fleet and team rules of every read this token makes
-    # (``ScopedQuerySet.visible_to``): its fleet, and its user's active team.
-    token.user.agent_fleet = token.fleet
-    try:
-        token.user.agent_team_id = token.user.memory_settings.active_team_id
-    except MemorySettings.DoesNotExist:  # no settings saved: no team is active
-        token.user.agent_team_id = None
+    agent_token_reads(token)
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)

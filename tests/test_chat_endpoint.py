@@ -412,3 +412,37 @@ def test_a_token_has_a_bounded_number_of_calls_under_way(upstream, client_of, ow
     upstream.release.set()
     for thread in started:
         thread.join(timeout=10)
+
+
+def test_the_agents_page_shows_the_base_url_and_previews_a_turns_system_message(
+    owner_client, outsider_client, client, owner, make_token, remember
+):
+    fact = remember(owner, "Alice's production database runs on host db-prod-3")
+    token, _ = make_token(owner, name="ci-bot")
+    page = owner_client.get("/agents/").content.decode()
+    assert "http://testserver:8001/v1" in page and "Preview the system message" in page
+    said = {"token": token.pk, "system": "Be brief.", "message": "Which host runs the database?"}
+    preview = owner_client.post("/agents/preview/", said)
+    assert preview.status_code == 200
+    shown = preview.content.decode()
+    assert "Be brief.\n\n## Recalled Facts" in shown and "db-prod-3" in shown
+    fact.refresh_from_db()
+    assert fact.access_count == 0  # a preview is no access
+    # Nobody previews through another person's token, and only people signed in.
+    refused = outsider_client.post("/agents/preview/", said)
+    assert refused.status_code == 400 and "db-prod-3" not in refused.content.decode()
+    assert client.post("/agents/preview/", said).status_code == 302
+
+
+def test_the_web_servers_v1_says_where_the_endpoint_is(client, settings):
+    settings.MEMORYHUB_CHAT_PORT = 9123
+    answer = client.post("/v1/chat/completions", {}, content_type="application/json")
+    assert answer.status_code == 421
+    assert "http://testserver:9123/v1" in answer.json()["error"]["message"]
+
+
+def test_the_web_servers_v1_answers_api_clients_without_a_csrf_token(settings):
+    from django.test import Client
+
+    answer = Client(enforce_csrf_checks=True).post("/v1/chat/completions", {})
+    assert answer.status_code == 421

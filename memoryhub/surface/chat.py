@@ -187,11 +187,18 @@ def turn_recall(
     project: str | None = None,
     max_items: int | None = None,
     char_budget: int | None = None,
+    touch: bool = True,
 ) -> dict[str, Any]:
     """The per-turn recall of ``POST /api/recall``: the facts block and, for a token with
-    a role, its preset's section, with the items behind them."""
+    a role, its preset's section, with the items behind them. ``touch``: count it as an
+    access of the facts recalled (a preview does not)."""
     result = fact_recall(
-        actor=actor, query=query, project=project, max_items=max_items, char_budget=char_budget
+        actor=actor,
+        query=query,
+        project=project,
+        max_items=max_items,
+        char_budget=char_budget,
+        touch=touch,
     )
     role = actor.token.role if actor.token is not None else ""
     role_items = token_role_recall(actor=actor, query=query, project=project)
@@ -226,14 +233,18 @@ def system_message_with(messages: list[dict[str, Any]], block: str) -> list[dict
 
 
 def turn_messages(
-    *, actor: Actor, messages: list[dict[str, Any]], project: str | None = None
+    *,
+    actor: Actor,
+    messages: list[dict[str, Any]],
+    project: str | None = None,
+    touch: bool = True,
 ) -> tuple[list[dict[str, Any]], int, list[str]]:
     """The messages the chat model gets for ``actor``: the recalled block in the system
     message when anything is recalled; with how many items it holds and recall's notes."""
     query = recall_query(messages)
     if not query:
         return messages, 0, []
-    recalled = turn_recall(actor=actor, query=query, project=project)
+    recalled = turn_recall(actor=actor, query=query, project=project, touch=touch)
     if not recalled["block"]:
         return messages, 0, recalled["notes"]
     count = len(recalled["items"]) + len(recalled["role_items"])
