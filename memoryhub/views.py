@@ -1,6 +1,5 @@
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousOperation
@@ -33,8 +32,8 @@ from memoryhub.surface.imports import (
     import_max_bytes,
     memories_import_request,
 )
-from teams.selectors import agent_token_list, memberships_of
 from teams.forms import ChatPreviewForm
+from teams.selectors import agent_token_list, memberships_of
 from teams.services import Actor, agent_token_reads, memory_settings_get
 
 
