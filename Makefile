@@ -5,6 +5,10 @@ PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
 NODE_CLIENT := tests/mcp_node
 A11Y := tests/a11y
+VENDOR := vendor
+# The browser libraries the dashboard serves: the built file of each locked package in
+# $(VENDOR)/, as committed under static/vendor/ (so running the server needs no npm).
+VENDORED := chart.js/dist/chart.umd.min.js:chart.js/chart.umd.min.js chart.js/LICENSE.md:chart.js/LICENSE.md
 
 # First interpreter that is Python >= 3.12 and actually runs: python3.13 / python3.12 /
 # python3 on PATH, then any pyenv-installed version (its shims only run when selected).
@@ -23,7 +27,7 @@ exit 1
 endef
 export find_python
 
-.PHONY: run test test-sqlite test-postgres lint format bench venv clean
+.PHONY: run test test-sqlite test-postgres lint format bench venv vendor clean
 
 $(PY):
 	@py="$$(bash -c "$$find_python")" || { \
@@ -49,6 +53,23 @@ $(A11Y)/node_modules/.installed: $(A11Y)/package.json $(A11Y)/package-lock.json
 	  echo "npm not found: the accessibility test needs axe-core and will fail"; \
 	fi
 
+# The browser libraries, from their lock file: the tests check that the files committed
+# under static/vendor/ are the locked packages' own.
+$(VENDOR)/node_modules/.installed: $(VENDOR)/package.json $(VENDOR)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  npm ci --prefix $(VENDOR) --no-audit --no-fund --loglevel=error && touch $@; \
+	else \
+	  echo "npm not found: the check of the files under static/vendor/ will be skipped"; \
+	fi
+
+# After a version change in vendor/package.json (and npm install --prefix vendor, which
+# updates the lock): copy the locked packages' built files under static/vendor/.
+vendor: $(VENDOR)/node_modules/.installed
+	@for pair in $(VENDORED); do \
+	  from="$(VENDOR)/node_modules/$${pair%%:*}"; to="static/vendor/$${pair##*:}"; \
+	  mkdir -p "$$(dirname "$$to")" && cp "$$from" "$$to" && echo "$$to"; \
+	done
+
 # The tests' second MCP client (the TypeScript SDK's, run with Node.js), from its lock file.
 $(NODE_CLIENT)/node_modules/.installed: $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
@@ -70,7 +91,7 @@ run: $(VENV)/.installed-run
 # (a throwaway server with pgvector from the test extras, on Redis database 14 so the two
 # runs never share a queue) with its output kept and shown when it ends.
 PG_TEST_LOG ?= $(VENV)/test-postgres.log
-test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed
+test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed $(VENDOR)/node_modules/.installed
 	@MEMORYHUB_TEST_REDIS_URL=redis://127.0.0.1:6379/14 \
 	  $(PY) -m memoryhub.engine.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS) \
 	  > $(PG_TEST_LOG) 2>&1 & pg=$$!; \
@@ -81,10 +102,10 @@ test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/nod
 	echo "== SQLite: exit $$lite; PostgreSQL: exit $$post"; \
 	[ $$lite -eq 0 ] && [ $$post -eq 0 ]
 
-test-sqlite: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed
+test-sqlite: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed $(VENDOR)/node_modules/.installed
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-test-postgres: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed
+test-postgres: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed $(VENDOR)/node_modules/.installed
 	$(PY) -m memoryhub.engine.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-test
@@ -99,4 +120,4 @@ bench: $(VENV)/.installed-test
 	@for b in bench/[!_]*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(NODE_CLIENT)/node_modules
+	rm -rf $(VENV) $(NODE_CLIENT)/node_modules $(A11Y)/node_modules $(VENDOR)/node_modules

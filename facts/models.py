@@ -365,3 +365,21 @@ class FactUndo(models.Model):
 
     def is_expired(self, *, now: datetime | None = None) -> bool:
         return (now or timezone.now()) >= self.expires_at
+
+
+class RecallDay(models.Model):
+    """How many recalls one user was served on one day, in person or through their
+    agents' tokens: what the home page charts. One row per user and day, counted up by
+    every recall that counts its facts' use (``facts.recall``); Test recall does not."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField(db_index=True)
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "day"], name="recall_day_unique_user_day")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.count} recalls of user {self.user_id} on {self.day}"

@@ -8,7 +8,8 @@
    answer boosts;
 3. re-scored by importance, recency and access frequency;
 4. bounded by max items, a character budget and optional per-category budgets;
-5. access counts updated; reads of other people's facts audited.
+5. access counts updated, the recall counted for the day; reads of other people's facts
+   audited.
 """
 
 import functools
@@ -30,7 +31,7 @@ from facts.ranking import (
     without_names,
 )
 from facts.search import FACT_FTS, FACT_VECTORS
-from facts.services.access import fact_touch
+from facts.services.access import fact_touch, recall_day_count
 from facts.sessions import neighbours_in_sessions
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.db.durability import commit_unflushed
@@ -368,6 +369,8 @@ def fact_recall(
     )
     mode, by_id = gathered.mode, gathered.rows
     if not gathered.candidates:
+        if touch:
+            _record_use(actor, [], project)
         return RecallResult(block="", items=[], mode=mode, notes=notes)
     bm25_rank, vec_rank = gathered.bm25_rank, gathered.vec_rank
     candidates = gathered.candidates
@@ -419,7 +422,7 @@ def fact_recall(
         per_category[item.category] = per_category.get(item.category, 0) + 1
 
     block = "\n".join([BLOCK_HEADER, *(item.line() for item in chosen)]) if chosen else ""
-    if touch and chosen:
+    if touch:
         _record_use(actor, [item.fact for item in chosen], project)
     return RecallResult(block=block, items=chosen, mode=mode, notes=notes)
 
@@ -440,14 +443,16 @@ def _restatements(ids: set[int]) -> dict[int, set[int]]:
 
 @transaction.atomic
 def _record_use(actor: Actor, recalled: list[Fact], project: str | None) -> None:
-    """Count one more access of each recalled fact and audit the reading of other
-    people's facts, in the request: an audit event is written with the read it records,
-    or the read fails."""
+    """Count the recall served and one more access of each recalled fact, and audit the
+    reading of other people's facts, in the request: an audit event is written with the
+    read it records, or the read fails."""
     others = [fact.pk for fact in recalled if fact.owner_id != actor.user.pk]
     if not others:
-        # Access counts alone are not worth a disk flush per recall; an audit event is.
+        # Counts alone are not worth a disk flush per recall; an audit event is.
         commit_unflushed()
-    fact_touch(fact_ids=[fact.pk for fact in recalled])
+    recall_day_count(user_id=actor.user.pk)
+    if recalled:
+        fact_touch(fact_ids=[fact.pk for fact in recalled])
     if others:
         audit_log(
             actor=actor,

@@ -1,19 +1,32 @@
-"""Reads of the fact store. Every one starts from ``Fact.objects.visible_to(user)``."""
+"""Reads of the fact store. Every one starts from ``Fact.objects.visible_to(user)``, but
+the counts staff ask of the whole instance (``instance=True``, refused to anyone else)."""
 
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from itertools import batched
 from typing import Any
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Max, Prefetch, QuerySet, Sum
+from django.db.models.functions import TruncDate
+from django.utils import timezone
 
-from facts.models import Category, Fact, Layer, MemoryReview, Source, Status
+from facts.models import (
+    Category,
+    Fact,
+    Layer,
+    MemoryReview,
+    RecallDay,
+    ReviewState,
+    Source,
+    Status,
+)
 from facts.search import FACT_FTS, FACT_VECTORS
 from memoryhub.engine.cleaning import MAX_TAG_LENGTH
-from memoryhub.engine.embeddings.configured import query_vector
-from memoryhub.engine.errors import InvalidInput, NotFound
+from memoryhub.engine.config import memory_config_get
+from memoryhub.engine.embeddings.configured import embedder_model_id, query_vector
+from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.engine.refs import id_of
 from memoryhub.engine.search import (
     SearchMode,
@@ -239,11 +252,21 @@ def fact_search(
     return FactSearch(hits=hits, mode=result.mode)
 
 
-def fact_stats(*, user: Any, status: str | None = None) -> dict[str, Any]:
+def _counted(user: Any, *, instance: bool) -> QuerySet[Fact]:
+    """The facts a count reads: those ``user`` may read or, for staff who ask for the
+    whole instance, every fact of every user."""
+    if not instance:
+        return Fact.objects.visible_to(user).order_by()
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        raise Forbidden("Only staff read the counts of the whole instance.")
+    return Fact.objects.order_by()
+
+
+def fact_stats(*, user: Any, status: str | None = None, instance: bool = False) -> dict[str, Any]:
     """Counts of the visible facts by category, visibility and layer, of the facts of
     ``status`` as ``fact_list_visible`` reads it (active by default, ``all`` for every
     status); ``by_status`` counts every status, so that the others can be asked for."""
-    visible = Fact.objects.visible_to(user).order_by()
+    visible = _counted(user, instance=instance)
     facts = _with_status(visible, status)
 
     def counts(name: str, rows: QuerySet[Fact] = facts) -> dict[str, int]:
@@ -259,11 +282,13 @@ def fact_stats(*, user: Any, status: str | None = None) -> dict[str, Any]:
     }
 
 
-def fact_layer_stats(*, user: Any, status: str | None = None) -> list[dict[str, Any]]:
+def fact_layer_stats(
+    *, user: Any, status: str | None = None, instance: bool = False
+) -> list[dict[str, Any]]:
     """Per layer: how many facts of ``status`` (as ``fact_list_visible`` reads it:
     active by default, ``all`` for every status), how many of them are distilled, and
     how many facts of the layer are active."""
-    visible = Fact.objects.visible_to(user).order_by()
+    visible = _counted(user, instance=instance)
     facts = _with_status(visible, status)
     rows = {row["layer"]: row for row in facts.values("layer").annotate(total=Count("id"))}
     active = dict(
@@ -288,6 +313,110 @@ def fact_layer_stats(*, user: Any, status: str | None = None) -> list[dict[str, 
         }
         for layer in Layer
     ]
+
+
+def days_back(days: int) -> list[date]:
+    """The last ``days`` days in the server's time zone, oldest first, today last."""
+    today = timezone.localdate()
+    return [today - timedelta(days=back) for back in range(days - 1, -1, -1)]
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, datetime.min.time()))
+
+
+def fact_written_per_day(*, user: Any, days: int = 30, instance: bool = False) -> dict[date, int]:
+    """How many of the facts counted (see ``_counted``; of every status: an earlier
+    wording a merge keeps was written too) were written on each of the last ``days``
+    days, by the server's calendar; a day without any is 0."""
+    wanted = days_back(days)
+    written = dict(
+        _counted(user, instance=instance)
+        .filter(created_at__gte=_day_start(wanted[0]))
+        .annotate(day=TruncDate("created_at", tzinfo=timezone.get_current_timezone()))
+        .values("day")
+        .annotate(n=Count("id"))
+        .values_list("day", "n")
+    )
+    return {day: written.get(day, 0) for day in wanted}
+
+
+def recall_served_per_day(*, user: Any, days: int = 30, instance: bool = False) -> dict[date, int]:
+    """The recalls served on each of the last ``days`` days: to ``user`` and their
+    agents, or (staff, ``instance``) to everyone."""
+    wanted = days_back(days)
+    rows = RecallDay.objects.filter(day__gte=wanted[0])
+    if instance:
+        _counted(user, instance=True)  # staff only
+    else:
+        rows = rows.filter(user_id=user.pk)
+    served = dict(rows.order_by().values("day").annotate(n=Sum("count")).values_list("day", "n"))
+    return {day: served.get(day, 0) for day in wanted}
+
+
+def fact_agents_recent(
+    *, user: Any, since: datetime, instance: bool = False, limit: int = 8
+) -> list[dict[str, Any]]:
+    """The agents (by token) that wrote facts counted since ``since``, the latest writer
+    first: each token's name and user, how many facts it wrote and when it last did,
+    with the latest of them."""
+    facts = _counted(user, instance=instance).filter(
+        created_at__gte=since, created_by_token__isnull=False
+    )
+    agents = (
+        facts.values(
+            "created_by_token", "created_by_token__name", "created_by_token__user__username"
+        )
+        .annotate(n=Count("id"), last=Max("created_at"))
+        .order_by("-last", "created_by_token")[:limit]
+    )
+    return [
+        {
+            "name": row["created_by_token__name"],
+            "user": row["created_by_token__user__username"],
+            "count": row["n"],
+            "last_at": row["last"],
+            "latest": facts.filter(created_by_token=row["created_by_token"])
+            .order_by("-created_at", "-id")
+            .only("pk", "content")
+            .first(),
+        }
+        for row in agents
+    ]
+
+
+def fact_embedding_progress(*, user: Any, instance: bool = False) -> dict[str, Any]:
+    """How many of the active facts, those recall can use, have their vector from the
+    configured model: ``user``'s own, or (staff, ``instance``) every user's. Archived
+    ones (earlier wordings kept by merges among them) wait for the backfill and are not
+    counted."""
+    config = memory_config_get()
+    facts = _counted(user, instance=True) if instance else Fact.objects.filter(owner=user)
+    facts = facts.filter(status=Status.ACTIVE)
+    model = embedder_model_id(config)
+    total = facts.count()
+    waiting = facts.exclude(embedding_model=model).count()
+    embedded = total - waiting
+    enabled = config.embeddings_enabled
+    return {
+        "enabled": enabled,
+        "model": model,
+        "total": total,
+        "embedded": embedded,
+        "waiting": waiting if enabled else 0,
+        "percent": round(embedded * 100 / total) if total else 100,
+        "complete": not enabled or waiting == 0,
+        "instance_wide": instance,
+    }
+
+
+def memory_review_pending_count(*, user: Any, instance: bool = False) -> int:
+    """Proposals waiting for review: ``user``'s, or (staff, ``instance``) everyone's."""
+    reviews = MemoryReview.objects.filter(state=ReviewState.PENDING)
+    if instance:
+        _counted(user, instance=True)  # staff only
+        return reviews.count()
+    return reviews.filter(owner_id=user.pk).count()
 
 
 def fact_export_rows(*, user: Any, chunk_size: int = 500) -> Iterator[dict[str, Any]]:

@@ -24,16 +24,14 @@ from facts.forms import (
     MemoryConfigForm,
     RecallForm,
 )
-from facts.models import Category, Fact, Status
+from facts.models import Category, Fact
 from facts.recall import fact_recall
 from facts.services.config import memory_config_update
 from facts.services.create import fact_create
 from facts.services.curation import UNDO_SECONDS, BulkOutcome, facts_bulk_change, facts_bulk_undo
-from facts.services.embedding import facts_needing_embedding
 from facts.services.update import fact_delete, fact_update
 from facts.tasks import facts_backfill_embeddings
 from memoryhub.engine.config import chat_model_status, memory_config_get
-from memoryhub.engine.embeddings.configured import embedder_model_id
 from memoryhub.engine.errors import ApplicationError, NotFound
 from memoryhub.engine.htmx import htmx_partial, htmx_render
 from memoryhub.engine.rendering import snippet_html
@@ -110,28 +108,9 @@ def _chart_context(user: Any) -> dict[str, Any]:
 
 
 def _embedding_progress(user: Any) -> dict[str, Any]:
-    """How many of the active facts, those recall can use, have their vector. Archived
-    ones (earlier wordings kept by merges among them) wait for the backfill and are not
-    counted. Staff see the whole instance; everyone else their own facts."""
-    config = memory_config_get()
-    facts = Fact.objects.filter(status=Status.ACTIVE)
-    pending = facts_needing_embedding(config).filter(status=Status.ACTIVE)
-    if not user.is_staff:
-        facts = facts.filter(owner=user)
-        pending = pending.filter(owner=user)
-    total = facts.count()
-    waiting = pending.count()
-    embedded = total - waiting
-    enabled = config.embeddings_enabled
-    return {
-        "enabled": enabled,
-        "model": embedder_model_id(config),
-        "total": total,
-        "embedded": embedded,
-        "percent": round(embedded * 100 / total) if total else 100,
-        "complete": not enabled or waiting == 0,
-        "instance_wide": user.is_staff,
-    }
+    """How many active facts have their vector: staff see the whole instance, everyone
+    else their own facts."""
+    return selectors.fact_embedding_progress(user=user, instance=user.is_staff)
 
 
 def _results_context(request: HttpRequest) -> tuple[dict[str, Any], int]:

@@ -145,9 +145,10 @@ class BackgroundCheck:
         self._running: threading.Thread | None = None
         self._started = 0.0
 
-    def answer(self) -> tuple[dict[str, Any], float]:
+    def answer(self, *, wait: bool = True) -> tuple[dict[str, Any] | None, float]:
         """The last answer and its age in seconds (for a first check that has not
-        answered yet, an error and how long it has run)."""
+        answered yet, an error and how long it has run). With ``wait`` false it never
+        waits: no answer yet is None, with how long the check has run."""
         with self._lock:
             if self._pid != os.getpid():  # forked: the thread and answer were the parent's
                 self._pid, self._answer, self._running = os.getpid(), None, None
@@ -160,14 +161,23 @@ class BackgroundCheck:
                 )
                 self._running.start()
             too_old = age is None or age > self.fresh_for + self.grace
-            waiting = self._running if too_old else None
+            waiting = self._running if too_old and wait else None
         if waiting is not None:
             waiting.join(timeout=self.grace)
         with self._lock:
             now = time.monotonic()
             if self._answer is None:
+                if not wait:
+                    return None, now - self._started
                 return {"error": "the check has not answered yet"}, now - self._started
             return self._answer, now - self._at
+
+    def running_for(self) -> float | None:
+        """How long the check under way has run (None: none is under way)."""
+        with self._lock:
+            if self._running is None or self._pid != os.getpid():
+                return None
+            return time.monotonic() - self._started
 
     def _refresh(self) -> None:
         try:
@@ -183,22 +193,43 @@ queue_check = BackgroundCheck(
 )
 
 
-def health_report() -> dict[str, Any]:
-    """Database and sqlite-vec checked now; broker and worker as last checked (at most
-    a few seconds ago, with the age of that answer)."""
-    queue, age = queue_check.answer()
-    report = {"database": check_database(), "vec": check_vec()}
+def _queue_parts(queue: dict[str, Any], age: float) -> dict[str, dict[str, Any]]:
+    """The broker's and the workers' parts of an answer of ``queue_check`` ``age``
+    seconds old: one older than a check may take says the check hangs."""
+    parts = {}
     too_old = age > QUEUE_CHECK_FRESH_SECONDS + QUEUE_CHECK_GRACE_SECONDS
     for part in ("broker", "worker"):
-        report[part] = {
+        parts[part] = {
             **queue.get(part, {"ok": False, "error": queue.get("error", "not checked")}),
             "checked_seconds_ago": round(age, 1),
         }
         if too_old:
-            report[part]["ok"] = False
-            report[part]["error"] = (
+            parts[part]["ok"] = False
+            parts[part]["error"] = (
                 f"no answer for {age:.0f} s: the check of the broker and the workers has "
                 "not returned (one of them hangs)"
             )
+    return parts
+
+
+def health_report() -> dict[str, Any]:
+    """Database and sqlite-vec checked now; broker and worker as last checked (at most
+    a few seconds ago, with the age of that answer)."""
+    queue, age = queue_check.answer()
+    report = {"database": check_database(), "vec": check_vec(), **_queue_parts(queue, age)}
     report["status"] = "ok" if all(part["ok"] for part in report.values()) else "degraded"
     return report
+
+
+def queue_glance() -> dict[str, Any]:
+    """The broker and the workers as last checked, for a page that must not wait on
+    them. ``checking`` (and no parts) while there is no answer to show yet: the first
+    check, or a new one begun because the last answer is too old to say anything of now
+    (nobody asked for a while), has not answered within its grace; a check still out
+    after that hangs, and the parts say so."""
+    queue, age = queue_check.answer(wait=False)
+    running = queue_check.running_for()
+    stale = age > QUEUE_CHECK_FRESH_SECONDS + QUEUE_CHECK_GRACE_SECONDS
+    if queue is None or (stale and running is not None and running < QUEUE_CHECK_GRACE_SECONDS):
+        return {"checking": True}
+    return {"checking": False, **_queue_parts(queue, age)}

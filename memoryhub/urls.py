@@ -10,6 +10,7 @@ from memoryhub.surface.mcp_server import mcp_view
 
 urlpatterns = [
     path("", views.home_view, name="home"),
+    path("home/health/", views.home_health_view, name="home-health"),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", api.urls),

@@ -1,3 +1,4 @@
+from datetime import date, timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -7,10 +8,22 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpRe
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import Resolver404, reverse
+from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from codegraph.models import ScanState
+from codegraph.selectors import code_project_list_visible
 from facts.models import Category
+from facts.selectors import (
+    fact_agents_recent,
+    fact_embedding_progress,
+    fact_layer_stats,
+    fact_stats,
+    fact_written_per_day,
+    memory_review_pending_count,
+    recall_served_per_day,
+)
 from facts.services.distillation import facts_distill_request
 from facts.services.extraction import (
     memory_review_approve,
@@ -19,10 +32,12 @@ from facts.services.extraction import (
     memory_reviews_pending,
 )
 from memoryhub.engine.addresses import chat_base_url
+from memoryhub.engine.config import chat_model_status, features_off, memory_config_get
 from memoryhub.engine.errors import ApplicationError, InvalidInput
 from memoryhub.engine.htmx import htmx_render
-from memoryhub.engine.jobs import job_get_visible
+from memoryhub.engine.jobs import job_get_visible, jobs_failed_since, jobs_unfinished
 from memoryhub.engine.refs import id_of
+from memoryhub.health import queue_glance
 from memoryhub.surface.chat import turn_messages
 from memoryhub.surface.export import personal_export
 from memoryhub.surface.forget import memory_forget, memory_forget_preview
@@ -35,22 +50,88 @@ from memoryhub.surface.imports import (
 from teams.forms import ChatPreviewForm
 from teams.selectors import agent_token_list, memberships_of
 from teams.services import Actor, agent_token_reads, memory_settings_get
+from wiki.selectors import wiki_flagged_waiting
+
+# How far back the home page looks: its charts, the agents' writes and failed work.
+GLANCE_DAYS = 30
+LATELY_DAYS = 7
 
 
 @login_required
 def home_view(request: HttpRequest) -> HttpResponse:
-    """The dashboard's start page: the user's teams, settings and active tokens."""
-    return render(
-        request,
-        "home.html",
-        {
-            "memberships": memberships_of(user=request.user),
-            "prefs": memory_settings_get(user=request.user),
-            "active_tokens": agent_token_list(user=request.user)
-            .filter(revoked_at__isnull=True)
-            .count(),
-        },
+    """The memory at a glance: facts by layer and category, facts written and recalls
+    served per day, what agents wrote lately, the embedding backlog, the jobs under way,
+    the review queue, the health of the worker, the queue and the chat model, and what
+    needs attention. Of what the user may read (their recalls and jobs); staff see the
+    whole instance unless they ask for their own (``?scope=mine``)."""
+    user = request.user
+    instance = bool(user.is_staff) and request.GET.get("scope") != "mine"
+    off = features_off()
+    lately = timezone.now() - timedelta(days=LATELY_DAYS)
+    stats = fact_stats(user=user, instance=instance)
+    written = fact_written_per_day(user=user, days=GLANCE_DAYS, instance=instance)
+    served = recall_served_per_day(user=user, days=GLANCE_DAYS, instance=instance)
+    jobs, jobs_count = jobs_unfinished(user=user, instance=instance)
+    failed, failed_count = jobs_failed_since(user=user, since=lately, instance=instance)
+    flagged, flagged_count = (
+        ([], 0) if "wiki" in off else wiki_flagged_waiting(user=user, instance=instance)
     )
+    projects = code_project_list_visible(user=user)
+    if "codegraph" in off:
+        projects = projects.none()
+    scans = list(projects.filter(state__in=(ScanState.QUEUED, ScanState.RUNNING))[:5])
+    context = {
+        "instance": instance,
+        "glance_days": GLANCE_DAYS,
+        "lately_days": LATELY_DAYS,
+        "stats": stats,
+        "layers": fact_layer_stats(user=user, instance=instance),
+        "categories": [
+            {"value": value, "label": label, "count": stats["by_category"].get(value, 0)}
+            for value, label in Category.choices
+        ],
+        "activity": [
+            {"day": day, "written": written[day], "served": served[day]} for day in written
+        ],
+        "written": _series(written),
+        "served": _series(served),
+        "agents": fact_agents_recent(user=user, since=lately, instance=instance),
+        "embedding": fact_embedding_progress(user=user, instance=instance),
+        "reviews_waiting": memory_review_pending_count(user=user, instance=instance),
+        "jobs": jobs,
+        "jobs_count": jobs_count,
+        "scans": scans,
+        "under_way": jobs_count + len(scans),
+        "failed_jobs": failed,
+        "failed_count": failed_count,
+        "failed_scans": list(projects.filter(state=ScanState.FAILED, finished_at__gte=lately)),
+        "flagged_pages": flagged,
+        "flagged_count": flagged_count,
+        **_health_context(),
+        "memberships": memberships_of(user=user),
+        "prefs": memory_settings_get(user=user),
+        "active_tokens": agent_token_list(user=user).filter(revoked_at__isnull=True).count(),
+    }
+    return render(request, "home.html", context)
+
+
+def _series(per_day: dict[date, int]) -> dict[str, Any]:
+    """A day-by-day count's total and busiest day, for the chart's text alternative."""
+    peak = max(per_day, key=lambda day: (per_day[day], day))
+    return {"total": sum(per_day.values()), "peak_day": peak, "peak": per_day[peak]}
+
+
+def _health_context() -> dict[str, Any]:
+    chat_model = chat_model_status(config=memory_config_get())
+    chat_model["last_error_kind"] = chat_model["last_error_kind"].replace("_", " ")
+    return {"queue": queue_glance(), "chat_model": chat_model}
+
+
+@login_required
+def home_health_view(request: HttpRequest) -> HttpResponse:
+    """The home page's health card, which polls it: the worker and the queue as last
+    checked (never waiting for a check) and the chat model's errors."""
+    return render(request, "home.html#health", _health_context())
 
 
 # --- Error pages --------------------------------------------------------------------------

@@ -38,13 +38,16 @@ def routes() -> Iterator[str]:
 @pytest.fixture
 def world(staff, team, owner, outsider, settings, tmp_path) -> dict[str, str]:
     """One of every row a page may show, and the id each route parameter takes."""
+    from django.utils import timezone
+
     from codegraph import services as codegraph_services
     from codegraph.tests import test_scan as scan_helpers
     from concepts.models import Alias, Entity
     from concepts.services import concept_alias_create, concept_graph_build_request
-    from facts.models import FactUndo
+    from facts.models import FactUndo, RecallDay
     from facts.services.create import fact_create
     from facts.services.curation import facts_bulk_change
+    from memoryhub.engine.models import Job
     from teams.models import Membership, Role
     from teams.services import Actor, agent_token_create
     from wiki.services import wiki_page_upsert
@@ -67,6 +70,12 @@ def world(staff, team, owner, outsider, settings, tmp_path) -> dict[str, str]:
     job = concept_graph_build_request(actor=actor)
     concept_alias_create(actor=actor, alias="Atlas", target="Atlas project")
     token, _ = agent_token_create(actor=actor, name="ci-bot", scopes=["read", "write"])
+    # Home's charts and lists: an agent's write, recalls served, a job that failed.
+    fact_create(actor=Actor(user=owner, token=token), data={"content": "Atlas ships in May"})
+    RecallDay.objects.create(user=owner, day=timezone.localdate(), count=3)
+    Job.objects.create(
+        owner=owner, kind="import", state="failed", error="Not JSON.", finished_at=timezone.now()
+    )
     return {
         "team_id": str(team.pk),
         "membership_id": str(Membership.objects.get(user=owner, team=team).pk),

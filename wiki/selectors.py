@@ -14,7 +14,7 @@ from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 
 from memoryhub.engine.cleaning import MAX_TAG_LENGTH
 from memoryhub.engine.embeddings.configured import query_vector
-from memoryhub.engine.errors import InvalidInput, NotFound
+from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.engine.refs import shortened
 from memoryhub.engine.search import search_box, search_mode_clean, search_query_clean
 from memoryhub.engine.search.hybrid import MAX_NEAR, SearchMode
@@ -190,6 +190,22 @@ def wiki_review_queue(*, user: Any) -> QuerySet[Page]:
     return pages.filter(
         Q(owner_id=user.pk) | Q(visibility=Visibility.TEAM, team_id__in=admin_teams)
     )
+
+
+def wiki_flagged_waiting(
+    *, user: Any, instance: bool = False, limit: int = 5
+) -> tuple[list[Page], int]:
+    """Flagged pages waiting for a review: the latest that ``user`` may review
+    (``wiki_review_queue``), and how many wait in all, for them or (staff,
+    ``instance``) on the whole instance."""
+    mine = wiki_review_queue(user=user)
+    if instance:
+        if not user.is_staff:
+            raise Forbidden("Only staff read the counts of the whole instance.")
+        total = Page.objects.filter(flagged=True, approved_at__isnull=True).count()
+    else:
+        total = mine.count()
+    return list(mine[:limit]), total
 
 
 def wiki_revision_list(*, page: Page) -> QuerySet[PageRevision]:

@@ -172,6 +172,56 @@ def test_recall_counts_access(owner, memories):
     assert fact.access_count == 1 and fact.last_accessed_at is not None
 
 
+def test_each_recall_served_is_counted_for_its_user_and_day(owner, teammate, memories):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from facts.models import RecallDay
+
+    recall(owner, "Kubernetes")
+    recall(owner, "nothing here matches at all")  # served, if empty
+    recall(teammate, "Kubernetes")
+    fact_recall(actor=Actor(user=owner), query="Kubernetes", touch=False)  # Test recall
+    today = timezone.localdate()
+    counts = dict(RecallDay.objects.filter(day=today).values_list("user_id", "count"))
+    assert counts == {owner.pk: 2, teammate.pk: 1}
+
+    RecallDay.objects.filter(day=today).update(day=today - timedelta(days=1))
+    recall(owner, "Kubernetes")
+    assert RecallDay.objects.get(user=owner, day=today).count == 1
+
+
+def test_a_recall_of_a_day_whose_row_another_recall_just_wrote_adds_to_it(owner, monkeypatch):
+    from django.db.models import QuerySet
+    from django.utils import timezone
+
+    from facts.models import RecallDay
+    from facts.services.access import recall_day_count
+
+    # The other recall inserts the day's row between this one's UPDATE and INSERT.
+    update = QuerySet.update
+    raced = []
+
+    def update_then_race(self, **kwargs):
+        done = update(self, **kwargs)
+        if self.model is RecallDay and not raced:
+            raced.append(RecallDay.objects.create(user=owner, day=timezone.localdate(), count=1))
+        return done
+
+    monkeypatch.setattr(QuerySet, "update", update_then_race)
+    recall_day_count(user_id=owner.pk)
+    assert RecallDay.objects.get(user=owner).count == 2
+
+
+def test_recall_with_memory_switched_off_counts_nothing(owner, memories):
+    from facts.models import RecallDay
+
+    MemoryConfig.objects.update(memory_enabled=False)
+    assert recall(owner, "Kubernetes").mode == "disabled"
+    assert not RecallDay.objects.exists()
+
+
 def test_superseded_and_archived_facts_are_not_recalled(owner, remember):
     old = remember(owner, "The VPN endpoint is vpn1.example.com")
     remember(owner, "The VPN endpoint moved to vpn2.example.com", supersedes=old.pk)

@@ -22,7 +22,7 @@ from django.core.cache import cache
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from memoryhub.engine.errors import ApplicationError, NotFound
+from memoryhub.engine.errors import ApplicationError, Forbidden, NotFound
 from memoryhub.engine.models import Job, JobState
 from memoryhub.engine.tasks import enqueue_on_commit
 
@@ -222,6 +222,39 @@ def job_get_visible(*, user: Any, job_id: int) -> Job:
         raise NotFound(f"No job {job_id}.")
     _progress_reported(job)
     return job
+
+
+def _jobs_readable(*, user: Any, instance: bool) -> models.QuerySet[Job]:
+    """The jobs ``user`` started or, for staff asking for the whole instance, every job
+    (staff read anyone's: ``job_get_visible``)."""
+    if not instance:
+        return Job.objects.filter(owner_id=user.pk)
+    if not (user.is_authenticated and user.is_active and user.is_staff):
+        raise Forbidden("Only staff read the jobs of the whole instance.")
+    return Job.objects.all()
+
+
+def jobs_unfinished(*, user: Any, instance: bool = False, limit: int = 5) -> tuple[list[Job], int]:
+    """The latest queued or running jobs (with the progress their work reported) and
+    how many there are in all."""
+    unfinished = _jobs_readable(user=user, instance=instance).filter(
+        state__in=(JobState.QUEUED, JobState.RUNNING)
+    )
+    jobs = list(unfinished.select_related("owner").order_by("-created_at", "-id")[:limit])
+    for job in jobs:
+        _progress_reported(job)
+    return jobs, unfinished.count()
+
+
+def jobs_failed_since(
+    *, user: Any, since: datetime, instance: bool = False, limit: int = 5
+) -> tuple[list[Job], int]:
+    """The latest jobs that failed since ``since`` and how many did in all."""
+    failed = _jobs_readable(user=user, instance=instance).filter(
+        state=JobState.FAILED, finished_at__gte=since
+    )
+    jobs = list(failed.select_related("owner").order_by("-finished_at", "-id")[:limit])
+    return jobs, failed.count()
 
 
 def _task_named(name: str) -> Task | None:
