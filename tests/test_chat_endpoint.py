@@ -232,11 +232,13 @@ def test_the_model_gets_the_recalled_facts_in_its_system_message(
 
     # Without a system message, one is made; an outsider's token injects nothing of hers.
     client_of(outsider).chat.completions.create(
-        model="test-model",
+        model="",  # the chat model of the settings
+
         messages=[{"role": "user", "content": "Which host runs the production database?"}],
     )
     assert "db-prod-3" not in json.dumps(upstream.turns[-1]["body"])
     assert upstream.turns[-1]["headers"].get("Authorization") is None  # no key of ours leaks
+    assert upstream.turns[-1]["body"]["model"] == "test-model"
 
 
 def test_a_stream_arrives_in_order_and_the_turn_is_captured(upstream, client_of, owner):
