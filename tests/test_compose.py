@@ -47,14 +47,14 @@ def test_every_service_has_an_image_or_a_build():
 def test_the_data_lives_in_postgresql_with_pgvector_and_workers_scale():
     services = load()["services"]
     assert services["postgres"]["image"].startswith("pgvector/pgvector:")
-    for name in names:
+    for name in ("web", "chat", "worker", "beat"):
         service = services[name]
         assert service["environment"]["DATABASE_URL"].startswith("postgres://")
         assert "@postgres:5432/" in service["environment"]["DATABASE_URL"]
         # Started once the database and the broker answer.
         for backing in ("postgres", "redis"):
             assert service["depends_on"][backing]["condition"] == "service_healthy", name
-    for name in ("worker", "beat"):  # after the web service has migrated
+    for name in ("chat", "worker", "beat"):  # after the web service has migrated
         assert services[name]["depends_on"]["web"]["condition"] == "service_healthy"
     # `--scale worker=N` needs no fixed name or host port.
     assert "container_name" not in services["worker"] and "ports" not in services["worker"]
