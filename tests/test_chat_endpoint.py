@@ -109,6 +109,7 @@ def upstream() -> Iterator[Upstream]:
             plan = state.answer(body)
             if plan.get("hold"):
                 state.release.wait()
+                self.close_connection = True  # let go without an answer
                 return
             if "status" in plan:
                 self._send(plan["status"], plan.get("error", {}), plan.get("headers", {}))
@@ -414,6 +415,13 @@ def test_a_token_has_a_bounded_number_of_calls_under_way(upstream, client_of, ow
     upstream.release.set()
     for thread in started:
         thread.join(timeout=10)
+    # Every call that ended gave its place back, streamed or not.
+    upstream.answer = lambda body: {"text": "fine"}
+    for stream in (True, False, True, True, False):
+        answer = alice.chat.completions.create(
+            model="test-model", stream=stream, messages=[{"role": "user", "content": "hi"}]
+        )
+        assert (list(answer) if stream else answer.choices)
 
 
 def test_the_agents_page_shows_the_base_url_and_previews_a_turns_system_message(

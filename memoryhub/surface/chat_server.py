@@ -185,7 +185,7 @@ class ChatEndpoint:
                 headers={"Retry-After": "1"},
             )
         self.calls[token_id] += 1
-        released = False
+        released = streaming = False
 
         def release() -> None:
             nonlocal released
@@ -207,11 +207,10 @@ class ChatEndpoint:
             if not turn.stream:
                 return await self._complete(actor, turn)
             response = await self._stream(actor, turn, release)
-            if isinstance(response, StreamingResponse):
-                released = True  # the stream releases its slot when it ends
+            streaming = isinstance(response, StreamingResponse)
             return response
         finally:
-            if not released:
+            if not streaming:  # a stream releases its slot when it ends
                 release()
 
     # --- Forwarding ------------------------------------------------------------------------
