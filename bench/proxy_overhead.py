@@ -27,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -40,8 +41,15 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._env import REPO_ROOT, bench_env, bench_user, django_setup, machine_note, revision
-from bench._env import temp_data_dir
+from bench._env import (
+    REPO_ROOT,
+    bench_env,
+    bench_user,
+    django_setup,
+    machine_note,
+    revision,
+    temp_data_dir,
+)
 from bench._facts import FactGenerator
 from bench._server import free_port, stop_process_group
 from bench._tables import Timing, print_table
@@ -59,6 +67,15 @@ def model_server(events: int) -> tuple[ThreadingHTTPServer, dict[str, float]]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # Each event is sent as it is made, as a model server sends its tokens.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def handle(self) -> None:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                super().handle()
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -153,7 +170,10 @@ def measure(size: int, *, questions: list[str], actor, secret: str, env, model: 
     rows: list[list[object]] = []
     ours = {"Authorization": f"Bearer {secret}", "X-MemoryHub-Capture": "off"}
     with chat_endpoint(env) as through, httpx.Client(timeout=60) as client:
-        for label, seconds in (("unpaced", 0.0), (f"{pace_seconds * 1000:g} ms pace", pace_seconds)):
+        for label, seconds in (
+            ("unpaced", 0.0),
+            (f"{pace_seconds * 1000:g} ms pace", pace_seconds),
+        ):
             pace["seconds"] = seconds
             figures: dict[str, list[tuple[float, float, int]]] = {"direct": [], "memoryhub": []}
             asked = questions[WARMUP + calls :]
@@ -176,7 +196,10 @@ def measure(size: int, *, questions: list[str], actor, secret: str, env, model: 
     direct_first = rows[0][4]
     ours_first = rows[1][4]
     added = ours_first - direct_first
-    paced_direct, paced_ours = float(rows[2][7].replace(",", "")), float(rows[3][7].replace(",", ""))
+    paced_direct, paced_ours = (
+        float(rows[2][7].replace(",", "")),
+        float(rows[3][7].replace(",", "")),
+    )
     rows.append([f"{size:,}", "", "recall alone (in process)", recall_timing.p50, recall_timing.p95,
                  "", "", "", recall_timing.n])  # fmt: skip
     print(
@@ -214,12 +237,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         MemoryConfig.objects.update_or_create(
             pk=1, defaults={"llm_url": model, "llm_model": "bench-model"}
         )
-        user, actor, secret = bench_user()
+        user, _, secret = bench_user()
         from teams.services import agent_token_authenticate, agent_token_reads
 
         agent = agent_token_reads(agent_token_authenticate(secret=secret))
         pool = FactGenerator(seed=args.seed).unique_facts(min(args.unique, sizes[-1]))
-        vectors = embed_texts([f["content"] for f in pool], args.vector_cache or data_dir / "vectors")
+        vectors = embed_texts(
+            [f["content"] for f in pool], args.vector_cache or data_dir / "vectors"
+        )
         store = Store(user=user, pool=pool, vectors=vectors, seed=args.seed)
         questions = FactGenerator(seed=args.seed + 1).questions(4 * (args.calls + 2 * WARMUP))
         print(

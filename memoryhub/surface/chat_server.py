@@ -430,7 +430,8 @@ class _relay:
     async def _events(self) -> AsyncIterator[bytes]:
         lines: list[str] = []
         try:
-            async for line in self.upstream.aiter_lines():
+            incoming = self.upstream.aiter_lines()
+            async for line in incoming:
                 if line:
                     lines.append(line)
                     continue
@@ -444,7 +445,11 @@ class _relay:
                 yield ("\n".join(lines) + "\n\n").encode("utf-8")
                 if lines == ["data: [DONE]"]:
                     self.done = True
-                    return  # the answer is whole; what follows is the connection's end
+                    # The answer is whole; read the stream's end so that its connection
+                    # serves the next call.
+                    async for _ in incoming:
+                        pass
+                    return
                 lines = []
             if lines and not self._read(lines):
                 yield ("\n".join(lines) + "\n\n").encode("utf-8")
