@@ -234,7 +234,6 @@ def test_the_model_gets_the_recalled_facts_in_its_system_message(
     # Without a system message, one is made; an outsider's token injects nothing of hers.
     client_of(outsider).chat.completions.create(
         model="",  # the chat model of the settings
-
         messages=[{"role": "user", "content": "Which host runs the production database?"}],
     )
     assert "db-prod-3" not in json.dumps(upstream.turns[-1]["body"])
@@ -421,7 +420,7 @@ def test_a_token_has_a_bounded_number_of_calls_under_way(upstream, client_of, ow
         answer = alice.chat.completions.create(
             model="test-model", stream=stream, messages=[{"role": "user", "content": "hi"}]
         )
-        assert (list(answer) if stream else answer.choices)
+        assert list(answer) if stream else answer.choices
 
 
 def test_the_agents_page_shows_the_base_url_and_previews_a_turns_system_message(
