@@ -57,6 +57,23 @@ class AgentTokenForm(forms.Form):
         help_text="None checked: every tool its scopes allow.",
     )
 
+    chat_url = forms.CharField(
+        label="Chat model URL",
+        max_length=200,
+        required=False,
+        help_text="Blank: the chat model of Settings → Memory.",
+        widget=forms.TextInput(attrs={"placeholder": "http://127.0.0.1:11434/v1"}),
+    )
+    chat_model = forms.CharField(label="Model", max_length=200, required=False)
+    chat_api_key = forms.CharField(
+        label="API key",
+        max_length=500,
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Kept on the server, never shown again.",
+    )
+
     def clean_tools(self) -> list[str] | None:
         return self.cleaned_data["tools"] or None
 

@@ -455,3 +455,42 @@ def test_the_web_servers_v1_answers_api_clients_without_a_csrf_token(settings):
 
     answer = Client(enforce_csrf_checks=True).post("/v1/chat/completions", {})
     assert answer.status_code == 421
+
+
+def test_a_token_with_its_own_chat_model_calls_it_with_its_key_and_learns_offline(
+    upstream, endpoint, owner, make_token
+):
+    from teams.services import Actor, agent_token_create
+
+    # The instance has no chat model: the token's own answers, extraction runs offline.
+    MemoryConfig.objects.filter(pk=1).update(llm_url="", llm_model="")
+    _, secret = agent_token_create(
+        actor=Actor(user=owner),
+        name="own-model",
+        scopes=["read", "write"],
+        chat_url=upstream.url,
+        chat_model="test-model",
+        chat_api_key="sk-upstream-secret-1234",
+    )
+    alice = openai.OpenAI(base_url=endpoint, api_key=secret, max_retries=0, timeout=20)
+    answer = alice.chat.completions.create(
+        model="", messages=[{"role": "user", "content": "Remember that my cat is called Biscuit."}]
+    )
+    assert answer.choices[0].message.content == "Hello there."
+    turn = upstream.turns[-1]
+    assert turn["headers"]["Authorization"] == "Bearer sk-upstream-secret-1234"
+    assert turn["body"]["model"] == "test-model"
+    _wait(lambda: Fact.objects.filter(content__icontains="Biscuit").exists())
+    assert not upstream.extractions  # the offline rules read the turn
+    _wait(lambda: AuditEvent.objects.filter(action="chat.completion").exists())
+    audited = json.dumps(list(AuditEvent.objects.values("details", "actor_label")))
+    assert "sk-upstream-secret-1234" not in audited
+
+
+def test_a_tokens_chat_model_is_checked_when_it_is_made(owner):
+    from memoryhub.engine.errors import InvalidInput
+    from teams.services import Actor, agent_token_create
+
+    for bad in ({"chat_url": "ftp://x"}, {"chat_model": "m"}, {"chat_url": "http://x " * 40}):
+        with pytest.raises(InvalidInput):
+            agent_token_create(actor=Actor(user=owner), name="bad", scopes=["read"], **bad)

@@ -40,6 +40,7 @@ from memoryhub.engine.errors import ApplicationError, InvalidInput
 from memoryhub.engine.llm.base import redact
 from memoryhub.engine.unicode import require_storable_text
 from memoryhub.surface.recall import role_block, token_role_recall
+from teams.models import AgentToken
 from teams.services import Actor, audit_log
 
 log = logging.getLogger(__name__)
@@ -109,8 +110,13 @@ class Turn:
     notes: list[str] = field(default_factory=list)
 
 
-def chat_upstream() -> Upstream:
-    """The chat model of Settings -> Memory; NoChatModel when none is set."""
+def chat_upstream(token: AgentToken | None = None) -> Upstream:
+    """The chat model a token's calls go to: its own, or that of Settings -> Memory;
+    NoChatModel when there is none."""
+    if token is not None and token.chat_url:
+        return Upstream(
+            base=token.chat_url.rstrip("/"), api_key=token.chat_api_key, model=token.chat_model
+        )
     config = memory_config_get()
     base = (config.llm_url or "").strip().rstrip("/")
     if not base:
@@ -300,7 +306,7 @@ def turn_prepare(*, actor: Actor, raw: bytes, headers: dict[str, str]) -> Turn:
         if not isinstance(value, str) or len(value) > limit:
             raise InvalidInput(f"The {name} is a string of at most {limit} characters.")
 
-    upstream = chat_upstream()
+    upstream = chat_upstream(actor.token)
     if not model or model == "memoryhub":
         if not upstream.model:
             raise NoChatModel("No model was named and Settings -> Memory names none.")

@@ -133,7 +133,7 @@ class ChatEndpoint:
         if isinstance(actor, Response):
             return actor
         try:
-            upstream = await in_thread(chat_upstream)
+            upstream = await in_thread(chat_upstream, actor.token)
         except ApplicationError as exc:
             return error(exc.status_code, exc.message, "service_unavailable")
         try:
