@@ -7,7 +7,9 @@ graph queries on a large scope.
 Offline triples (``--triples`` runs this part alone; ``--misses`` lists what went
 wrong): the statements of ``bench/data/concept_triples.json``, written by hand (people
 and roles, services and where they run, tools and what uses them, places, preferences,
-and statements that state no relation), each with the triples it states. Each
+and statements that state no relation), each with the triples it states; then those of
+``concept_triples_heldout.json``, written the same way after the rules were tuned on
+the first set and never used to tune them. Each
 statement is read alone by the offline rules, and their triples kept as the graph
 keeps them (both ends named by the statement, the two ends not one entity). A triple
 extracted matches a labelled one of the same statement when the relation is the same
@@ -53,7 +55,10 @@ from _env import REPO_ROOT, bench_env, django_setup, machine_note, temp_data_dir
 from _tables import Timing, print_table
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "locomo-dev"
-LABELLED_TRIPLES = Path(__file__).resolve().parent / "data" / "concept_triples.json"
+LABELLED_TRIPLES = [
+    Path(__file__).resolve().parent / "data" / name
+    for name in ("concept_triples.json", "concept_triples_heldout.json")
+]
 TARGET_PRECISION, TARGET_RECALL = 0.9, 0.6
 
 
@@ -84,7 +89,9 @@ def kept_triples(text: str) -> list:
 def triples_scored(path: Path, show_misses: bool) -> tuple[list[list[object]], list[list[object]]]:
     """Rows of the precision / recall table (by kind, then all) and of the types table."""
     statements = json.loads(path.read_text())["statements"]
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # statements, labelled, extracted, matched
+    counts: dict[str, list[int]] = defaultdict(
+        lambda: [0, 0, 0, 0]
+    )  # statements, labelled, extracted, matched
     typed = right = 0
     tools_as_projects: set[str] = set()
     for statement in statements:
@@ -404,13 +411,14 @@ def main() -> None:
     parser.add_argument("--skip-queries", action="store_true")
     parser.add_argument("--triples", action="store_true", help="only the offline triples")
     parser.add_argument("--misses", action="store_true", help="list the triples missed or wrong")
-    parser.add_argument("--labelled", type=Path, default=LABELLED_TRIPLES)
+    parser.add_argument("--labelled", type=Path, nargs="+", default=LABELLED_TRIPLES)
     args = parser.parse_args()
 
     with temp_data_dir("memoryhub-bench-concepts-") as data_dir:
         django_setup(bench_env(data_dir))
         print(machine_note())
-        triples_report(args.labelled, args.misses)
+        for path in args.labelled:
+            triples_report(path, args.misses)
         if args.triples:
             return
         if not args.skip_locomo:

@@ -138,9 +138,23 @@ def entities(sentence: str) -> list[Span]:
             index += 1
             continue
         if _is_code(token):
-            text = token.strip("`")
-            found.append(Span(text, tokens[index].start(), tokens[index].end(), "code"))
-            index += 1
+            end = index
+            # A name written in inner capitals goes on over capitalised words after
+            # it: "GitHub Actions", "PostgreSQL Server".
+            if re.fullmatch(r"[A-Za-z]+", token):
+                while (
+                    end + 1 < len(tokens)
+                    and re.fullmatch(r"[A-Z][a-z]+", tokens[end + 1].group())
+                    and sentence[tokens[end].end() : tokens[end + 1].start()] == " "
+                ):
+                    end += 1
+            if end > index:
+                start_at, end_at = tokens[index].start(), tokens[end].end()
+                found.append(Span(sentence[start_at:end_at], start_at, end_at, "name"))
+            else:
+                text = token.strip("`")
+                found.append(Span(text, tokens[index].start(), tokens[index].end(), "code"))
+            index = end + 1
             continue
         opener = index == first_word and token.lower() in (STOPWORDS | _OPENERS)
         if _is_capitalised(token) and not opener:
