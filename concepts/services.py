@@ -20,6 +20,7 @@ from django.utils import timezone
 from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.engine.jobs import job_create
 from memoryhub.engine.llm import ChatProvider, SourceText
+from memoryhub.engine.llm.offline.triples import named_things
 from memoryhub.engine.locking import writes_serialise
 from memoryhub.engine.refs import MAX_ID
 from memoryhub.engine.unicode import UNSTORABLE
@@ -167,12 +168,13 @@ def _applicable(alias: Alias, fact: dict[str, Any]) -> bool:
 
 def _graph_rows_write(*, fact_ids: Sequence[int]) -> int:
     """Rewrite the mentions and triples of these facts from their stored extraction,
-    with the aliases that apply to each; the number of triples written."""
+    with the aliases that apply to each; the number of triples written. A fact mentions
+    the ends of its triples and every other thing its words name (``named_things``)."""
     Fact = fact_model()
     facts = {
         row["pk"]: row
         for row in Fact.objects.filter(pk__in=fact_ids).values(
-            "pk", "owner_id", "owner__username", "visibility", "team_id"
+            "pk", "owner_id", "owner__username", "visibility", "team_id", "content"
         )
     }
     extracted = dict(
@@ -207,6 +209,14 @@ def _graph_rows_write(*, fact_ids: Sequence[int]) -> int:
             statements.append(
                 (fact_id, subject, item["relation"], obj, float(item.get("confidence", 0.5)))
             )
+    # Every thing a fact names is mentioned by it, a relation stated about it or not.
+    for fact_id in extracted:
+        for name, kind in named_things(facts[fact_id]["content"]):
+            if name.strip().casefold() == USER_NAME:
+                continue
+            key, written = raw(name, facts[fact_id])
+            if key and (fact_id, key) not in names:
+                names[(fact_id, key)] = (written, kind)
     raw_keys = {key for _, key in names}
     aliases = list(Alias.objects.filter(alias_key__in=raw_keys))
 
