@@ -289,18 +289,77 @@ def extract_triples(sources: str | Sequence[SourceText]) -> list[Triple]:
     return _consistent_types(list(found.values()))
 
 
-def named_things(text: str) -> list[tuple[str, EntityType]]:
+@dataclass(frozen=True)
+class NamedThing:
+    """A thing a text names, with the type its name alone gives (a well-known tool or
+    company)."""
+
+    name: str
+    type: EntityType
+    # The name's first word when its capital is only its place's (it opens a sentence, a
+    # line or what follows a colon) and nothing else says it is a name: the name stands
+    # where that word is written as a name elsewhere. If not, a single word names
+    # nothing; of several, ``rest`` stands ("Argo" of "Deploys Argo") when the first is
+    # an ``ordinary`` word or the rest is written as a name elsewhere ("Wow Caroline"),
+    # and the whole run when neither ("Marta Kowalski").
+    opener: str = ""
+    rest: NamedThing | None = None
+    ordinary: bool = False
+
+
+# Words the rules know as ordinary ones: function words and the verbs of the relations.
+_ORDINARY = frozenset(
+    {word for phrase in _RELATIONS for word in phrase.split()} | _STOP | _DETERMINERS
+)
+_JOINING = re.compile(r"^(?:(?:of|&|de|van|von)\s+)+", re.IGNORECASE)
+
+
+def _ordinary(word: str, lower_case: set[str]) -> bool:
+    # Known to the rules, written in lower case in the same text, or shaped as a verb
+    # ("Migrated", "Using"): the first word of "Migrated Atlas" is not part of the name.
+    folded = word.casefold()
+    return (
+        folded in _ORDINARY
+        or folded in lower_case
+        or (len(folded) > 5 and folded.endswith(("ed", "ing")))
+    )
+
+
+def _named(name: str, kind: EntityType) -> NamedThing | None:
+    if not name or name.casefold() in _TIME_NAMES | _QUANTIFIERS:
+        return None
+    return NamedThing(name, kind)
+
+
+def named_things(text: str) -> list[NamedThing]:
     """The things ``text`` names (capitalised names and identifiers, not days or
     months), each once, with the type its name alone gives (a well-known tool or
-    company), whether or not a relation is stated about them."""
-    found: dict[str, tuple[str, EntityType]] = {}
+    company), whether or not a relation is stated about them. A single capitalised word
+    that opens a sentence (or a line, or what follows a colon) and is no well-known
+    name carries it as ``opener``: whether it is a name is for what else its writer
+    wrote to say; so does a run of capitalised words there ("Prefers Vim"), with the
+    rest of the run as what may stand without it."""
+    lower_case = {w.casefold() for w in _PHRASE_WORD.findall(text) if w.islower()}
+    found: dict[str, NamedThing] = {}
     for sentence in sentences(text):
         for span in entities(sentence):
             name = span.text
-            if name.casefold() in _TIME_NAMES | _QUANTIFIERS:
-                continue
             kind = known_type(name) or ("organisation" if span.looks_like_organisation else "other")
-            found.setdefault(name.casefold(), (name, kind))
+            thing = _named(name, kind)
+            if thing is None:
+                continue
+            if span.opens and known_type(name) is None:
+                first, _, after = name.partition(" ")
+                after = _JOINING.sub("", after)
+                if not after:
+                    thing = NamedThing(name, kind, opener=first)
+                elif known_type(first) is None:
+                    rest = _named(after, known_type(after) or "other")
+                    ordinary = _ordinary(first, lower_case)
+                    thing = NamedThing(name, kind, opener=first, rest=rest, ordinary=ordinary)
+            known = found.get(name.casefold())
+            if known is None or (known.opener and not thing.opener):
+                found[name.casefold()] = thing
     return list(found.values())
 
 

@@ -126,3 +126,28 @@ def test_each_triple_names_the_source_it_came_from_and_repeats_count_once() -> N
         ("Acme Corp", "uses", "Kafka", 9),
     ]
     assert all(0 < t.confidence <= 1 for t in result.triples)
+
+
+@pytest.mark.parametrize(
+    ("text", "things"),
+    [
+        ("Deploys go through Argo CD.", {"Argo CD": "", "Deploys": "Deploys"}),
+        ("Prefers Vim over Emacs.", {"Prefers Vim": "Prefers", "Emacs": ""}),
+        ("Note: Atlas is down.", {"Atlas": "Atlas"}),
+        ("Incidents:\n1) Atlas is down", {"Incidents": "Incidents", "Atlas": "Atlas"}),
+        ("- Kafka is slow", {"Kafka": ""}),
+        ("Marta Kowalski joined in May.", {"Marta Kowalski": "Marta"}),
+        ("The Atlas project uses PostgreSQL.", {"Atlas": "", "PostgreSQL": ""}),
+        ("We moved Atlas to k8s. Atlas is down.", {"Atlas": "", "k8s": ""}),
+    ],
+)
+def test_a_name_capitalised_only_by_its_place_carries_its_first_word(text, things) -> None:
+    from memoryhub.engine.llm.offline.triples import named_things
+
+    found = named_things(text)
+    assert {t.name: t.opener for t in found} == things
+    runs = {t.name: (t.rest.name, t.ordinary) for t in found if t.rest is not None}
+    assert runs == {
+        "Prefers Vim over Emacs.": {"Prefers Vim": ("Vim", True)},
+        "Marta Kowalski joined in May.": {"Marta Kowalski": ("Kowalski", False)},
+    }.get(text, {})
