@@ -1,7 +1,26 @@
-"""The concept graph: extraction on LoCoMo, and graph queries on a large scope.
+"""The concept graph: offline triples against a labelled set, extraction on LoCoMo, and
+graph queries on a large scope.
 
     python bench/concepts.py [--data DIR] [--limit-conversations N] [--edges N]
-        [--queries N] [--skip-locomo] [--skip-queries]
+        [--queries N] [--skip-locomo] [--skip-queries] [--triples] [--misses]
+
+Offline triples (``--triples`` runs this part alone; ``--misses`` lists what went
+wrong): the statements of ``bench/data/concept_triples.json``, written by hand (people
+and roles, services and where they run, tools and what uses them, places, preferences,
+and statements that state no relation), each with the triples it states; then those of
+``concept_triples_heldout.json``, written the same way after the rules were tuned on
+the first set and never used to tune them. Each
+statement is read alone by the offline rules, and their triples kept as the graph
+keeps them (both ends named by the statement, the two ends not one entity). A triple
+extracted matches a labelled one of the same statement when the relation is the same
+and both ends have the same entity key (``concepts.normalise.entity_key``: case,
+spacing, leading articles and possessive words, a trailing possessive, plurals of a
+name's last word, "the Atlas project" as "Atlas": what the graph itself takes for one
+entity); "user" is the writer. Each labelled triple matches at most one extracted
+triple. Precision is matched / extracted, recall matched / labelled, over all
+statements and by kind. Types: of the names a statement's label types ("Snowflake" a
+tool), the share the extracted triples type so, and how many well-known tools some
+triple types as a project.
 
 Extraction: each LoCoMo dev conversation (see the shared bench README) is stored as
 facts, one per turn, owned by its speaker (so "I" is the speaker's own node), then the
@@ -36,6 +55,114 @@ from _env import REPO_ROOT, bench_env, django_setup, machine_note, temp_data_dir
 from _tables import Timing, print_table
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "bench" / "locomo-dev"
+LABELLED_TRIPLES = [
+    Path(__file__).resolve().parent / "data" / name
+    for name in ("concept_triples.json", "concept_triples_heldout.json")
+]
+TARGET_PRECISION, TARGET_RECALL = 0.9, 0.6
+
+
+# --- Offline triples against the labelled set ---------------------------------------------
+
+
+def _end(name: str) -> str:
+    from concepts.normalise import USER_NAME, entity_key
+
+    return USER_NAME if name.strip().casefold() == USER_NAME else entity_key(name)
+
+
+def kept_triples(text: str) -> list:
+    """The offline triples of ``text`` as the graph keeps them (see the services)."""
+    from concepts.normalise import name_stated_in
+    from memoryhub.engine.llm import OfflineProvider
+
+    kept = []
+    for t in OfflineProvider().extract_triples(text).triples:
+        if not (name_stated_in(t.subject, text) and name_stated_in(t.object, text)):
+            continue
+        if _end(t.subject) == _end(t.object):
+            continue
+        kept.append(t)
+    return kept
+
+
+def triples_scored(path: Path, show_misses: bool) -> tuple[list[list[object]], list[list[object]]]:
+    """Rows of the precision / recall table (by kind, then all) and of the types table."""
+    statements = json.loads(path.read_text())["statements"]
+    counts: dict[str, list[int]] = defaultdict(
+        lambda: [0, 0, 0, 0]
+    )  # statements, labelled, extracted, matched
+    typed = right = 0
+    tools_as_projects: set[str] = set()
+    for statement in statements:
+        got = kept_triples(statement["text"])
+        wanted = [(_end(s), r, _end(o)) for s, r, o in statement["triples"]]
+        left = list(wanted)
+        wrong = []
+        for t in got:
+            key = (_end(t.subject), t.relation, _end(t.object))
+            if key in left:
+                left.remove(key)
+            else:
+                wrong.append(f"{t.subject} -{t.relation}-> {t.object}")
+        matched = len(wanted) - len(left)
+        for kind in (statement["kind"], "all"):
+            row = counts[kind]
+            row[0] += 1
+            row[1] += len(wanted)
+            row[2] += len(got)
+            row[3] += matched
+        types = {}
+        for t in got:
+            types.setdefault(_end(t.subject), t.subject_type)
+            types.setdefault(_end(t.object), t.object_type)
+        for name, kind in statement.get("types", {}).items():
+            typed += 1
+            right += types.get(_end(name)) == kind
+            if kind == "tool" and types.get(_end(name)) == "project":
+                tools_as_projects.add(name)
+        if show_misses and (wrong or left):
+            print(f"- {statement['text']}")
+            for line in wrong:
+                print(f"    extra:   {line}")
+            for s, r, o in left:
+                print(f"    missing: {s} -{r}-> {o}")
+
+    def share(a: int, b: int) -> str:
+        return f"{a / b:.3f}" if b else "-"
+
+    rows = []
+    for kind in [*(k for k in counts if k != "all"), "all"]:
+        statements_n, labelled, extracted, matched = counts[kind]
+        rows.append(
+            [
+                kind,
+                statements_n,
+                labelled,
+                extracted,
+                matched,
+                share(matched, extracted),
+                f">= {TARGET_PRECISION}" if kind == "all" else "",
+                share(matched, labelled),
+                f">= {TARGET_RECALL}" if kind == "all" else "",
+            ]
+        )
+    type_rows = [
+        ["labelled names typed as labelled", typed, share(right, typed), ""],
+        ["well-known tools typed project", typed, len(tools_as_projects), "0"],
+    ]
+    return rows, type_rows
+
+
+def triples_report(path: Path, show_misses: bool) -> None:
+    rows, type_rows = triples_scored(path, show_misses)
+    print_table(
+        f"Offline triples against {path.name} (matched by entity key and relation)",
+        ["kind", "statements", "labelled", "extracted", "matched", "precision", "target",
+         "recall", "target"],
+        rows,
+    )  # fmt: skip
+    print_table("Entity types of the labelled names", ["", "names", "figure", "target"], type_rows)
 
 
 # --- LoCoMo -------------------------------------------------------------------------------
@@ -282,11 +409,18 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--skip-queries", action="store_true")
+    parser.add_argument("--triples", action="store_true", help="only the offline triples")
+    parser.add_argument("--misses", action="store_true", help="list the triples missed or wrong")
+    parser.add_argument("--labelled", type=Path, nargs="+", default=LABELLED_TRIPLES)
     args = parser.parse_args()
 
     with temp_data_dir("memoryhub-bench-concepts-") as data_dir:
         django_setup(bench_env(data_dir))
         print(machine_note())
+        for path in args.labelled:
+            triples_report(path, args.misses)
+        if args.triples:
+            return
         if not args.skip_locomo:
             from memoryhub.engine.llm import OfflineProvider, get_chat_provider
 

@@ -24,7 +24,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from memoryhub.engine.errors import InvalidInput, NotFound
 
 from .models import ENTITY_TYPES, Alias, Entity, Mention, Triple
-from .normalise import entity_key, is_ref
+from .normalise import entity_key, is_ref, key_without_class_noun
 from .services import RAW_LAYER, fact_model
 
 MAX_HOPS = 6
@@ -164,7 +164,8 @@ def _describe_one(user: Any, entity_id: int, project: str | None) -> dict[int, E
 
 def concept_entity_find_visible(*, user: Any, name: Any, project: str | None = None) -> EntityView:
     """The entity ``name`` names for ``user`` (through the aliases they can see, then
-    their facts' names); NotFound when no visible fact mentions it."""
+    without a class noun such as "project", then their facts' names); NotFound when no
+    visible fact mentions it."""
     if not isinstance(name, str) or not name.strip():
         raise InvalidInput("Name an entity.")
     if len(name) > 1000:
@@ -176,6 +177,11 @@ def concept_entity_find_visible(*, user: Any, name: Any, project: str | None = N
     alias = Alias.objects.visible_to(user).filter(alias_key=key).order_by("id").first()
     if alias is not None:
         keys.insert(0, alias.target_key)
+    # "atlas project" written in lower case, for the Atlas the facts call "the Atlas
+    # project" (a key without the noun only when the name with it names nothing).
+    shorter = key_without_class_noun(name)
+    if shorter and shorter != key:
+        keys.append(shorter)
     for candidate in keys:
         entity = Entity.objects.filter(key=candidate).values_list("pk", flat=True).first()
         if entity is not None:

@@ -9,6 +9,7 @@ provider said is kept per fact (``FactExtraction``), so aliases re-apply without
 it again.
 """
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from django.utils import timezone
 from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
 from memoryhub.engine.jobs import job_create
 from memoryhub.engine.llm import ChatProvider, SourceText
+from memoryhub.engine.llm.offline.triples import NamedThing, named_things
 from memoryhub.engine.locking import writes_serialise
 from memoryhub.engine.refs import MAX_ID
 from memoryhub.engine.unicode import UNSTORABLE
@@ -165,14 +167,17 @@ def _applicable(alias: Alias, fact: dict[str, Any]) -> bool:
     return fact["visibility"] == Visibility.PRIVATE and fact["owner_id"] == alias.owner_id
 
 
-def _graph_rows_write(*, fact_ids: Sequence[int]) -> int:
+def _graph_rows_write(*, fact_ids: Sequence[int], revisit: bool = True) -> int:
     """Rewrite the mentions and triples of these facts from their stored extraction,
-    with the aliases that apply to each; the number of triples written."""
+    with the aliases that apply to each; the number of triples written. A fact mentions
+    the ends of its triples and every other thing its words name (``_names_standing``);
+    the writer's other facts that open a sentence with a name these facts write are
+    read again (unless not ``revisit``), so the order facts come in changes nothing."""
     Fact = fact_model()
     facts = {
         row["pk"]: row
         for row in Fact.objects.filter(pk__in=fact_ids).values(
-            "pk", "owner_id", "owner__username", "visibility", "team_id"
+            "pk", "owner_id", "owner__username", "visibility", "team_id", "fleet", "content"
         )
     }
     extracted = dict(
@@ -207,6 +212,11 @@ def _graph_rows_write(*, fact_ids: Sequence[int]) -> int:
             statements.append(
                 (fact_id, subject, item["relation"], obj, float(item.get("confidence", 0.5)))
             )
+    # Every thing a fact names is mentioned by it, a relation stated about it or not; a
+    # word capitalised only by its place in the sentence, when its writer writes it as a
+    # name elsewhere (``_names_standing``).
+    for (fact_id, key), (written, kind) in _names_standing(facts, extracted, names).items():
+        names.setdefault((fact_id, key), (written, kind))
     raw_keys = {key for _, key in names}
     aliases = list(Alias.objects.filter(alias_key__in=raw_keys))
 
@@ -238,8 +248,204 @@ def _graph_rows_write(*, fact_ids: Sequence[int]) -> int:
             ),
         )
     Triple.objects.bulk_create(triples.values())
+    if revisit:
+        later = _facts_opening_with(facts, names)
+        if later:
+            _graph_rows_write(fact_ids=later, revisit=False)
     concept_entities_prune(entity_ids=touched)
     return len(triples)
+
+
+def _facts_opening_with(
+    facts: dict[int, dict[str, Any]], names: dict[tuple[int, str], tuple[str, str]]
+) -> list[int]:
+    """The other raw facts of the owners of ``facts``, extracted at their current
+    version, that open a sentence with a word that ``names`` (what ``facts`` now
+    mention) writes as a name, where these facts may decide it (``_reads_with``), and
+    whose mentions it changes."""
+    Fact = fact_model()
+    named: dict[int, dict[str, list[int]]] = {}  # owner -> key -> the facts naming it
+    words: dict[int, set[str]] = {}
+    for (fact_id, key), (name, _) in names.items():
+        if key.startswith("@") or not name.split():
+            continue
+        owner_id = facts[fact_id]["owner_id"]
+        named.setdefault(owner_id, {}).setdefault(key, []).append(fact_id)
+        first = name.split()[0]
+        words.setdefault(owner_id, set()).add(first[:1].upper() + first[1:])
+    found: list[int] = []
+    for owner_id, keys in named.items():
+        # A sentence, a line or what follows a colon opening with one of the words, or
+        # with a word and then one of them (in the regular expressions both databases
+        # read).
+        pattern = (
+            "(?:^|[.!?:\n])\\W*(?:\\w+\\s+)?(?:"
+            + "|".join(map(re.escape, sorted(words[owner_id])))
+            + ")"
+        )
+        rows = list(
+            Fact.objects.filter(owner_id=owner_id, layer=RAW_LAYER, content__regex=pattern)
+            .filter(
+                Exists(
+                    FactExtraction.objects.filter(
+                        fact_id=OuterRef("pk"), fact_updated_at=OuterRef("updated_at")
+                    )
+                )
+            )
+            .exclude(pk__in=list(facts))
+            .values("pk", "visibility", "team_id", "fleet", "content")
+        )
+        mentioned = set(
+            Mention.objects.filter(fact_id__in=[row["pk"] for row in rows]).values_list(
+                "fact_id", "raw_key"
+            )
+        )
+        for row in rows:
+            here = {key for pk, key in mentioned if pk == row["pk"]}
+            deciding = {
+                key
+                for key, named_in in keys.items()
+                if any(_reads_with(facts[pk], row) for pk in named_in)
+            }
+            if any(_decided_otherwise(t, here, deciding) for t in named_things(row["content"])):
+                found.append(row["pk"])
+    return found
+
+
+def _decided_otherwise(thing: NamedThing, mentioned: set[str], named: set[str]) -> bool:
+    # Whether names now written elsewhere (``named``) may decide ``thing`` otherwise
+    # than the mentions of its fact (``mentioned``) say it was: the whole name, when its
+    # first word or itself is one; else the rest, when that is one.
+    if not thing.opener:
+        return False
+    whole = entity_key(thing.name)
+    if {entity_key(thing.opener), whole} & named and whole not in mentioned:
+        return True
+    if thing.rest is None:
+        return False
+    rest = entity_key(thing.rest.name)
+    return rest in named and rest not in mentioned
+
+
+def _reads_with(evidence: dict[str, Any], fact: dict[str, Any]) -> bool:
+    """Whether every reader of ``fact`` may read ``evidence`` (a fact of the same owner):
+    what one says of a word may then decide what the other names. The owner reads all
+    their own facts; a team's members their team's and everyone's; everyone only
+    everyone's. An agent of a fleet reads its fleet's and those of none."""
+    if fact["fleet"] and evidence["fleet"] not in ("", fact["fleet"]):
+        return False
+    if not fact["fleet"] and evidence["fleet"]:
+        return False
+    if fact["visibility"] == Visibility.PRIVATE:
+        return True
+    if evidence["visibility"] == Visibility.GLOBAL:
+        return True
+    return (
+        fact["visibility"] == Visibility.TEAM
+        and evidence["visibility"] == Visibility.TEAM
+        and evidence["team_id"] == fact["team_id"]
+    )
+
+
+def _deciding(thing: NamedThing) -> set[str]:
+    # The keys whose being written as a name elsewhere decides what ``thing`` names.
+    keys = {entity_key(thing.opener), entity_key(thing.name)}
+    if thing.rest is not None:
+        keys.add(entity_key(thing.rest.name))
+    return keys - {""}
+
+
+def _names_standing(
+    facts: dict[int, dict[str, Any]],
+    extracted: dict[int, Any],
+    names: dict[tuple[int, str], tuple[str, str]],
+) -> dict[tuple[int, str], tuple[str, str]]:
+    """The names (``named_things``) of the extracted ``facts`` that stand as things, by
+    (fact, raw key), beside the ends of their triples (``names``). A word capitalised
+    only because it opens a sentence ("Deploys are slow", "Uses Vim") is a name when its
+    writer writes it as one elsewhere: the end of a triple, or a name not at a
+    sentence's start, in the same fact or another raw fact of theirs that every reader
+    of this one may read (``_reads_with``), never in anyone else's. Otherwise the run's
+    words after it stand ("Vim"), or nothing."""
+    Fact = fact_model()
+    things = {pk: named_things(facts[pk]["content"]) for pk in extracted}
+    # The names that stand by themselves, by fact and by scope: evidence for the rest.
+    firm: dict[int, set[str]] = {pk: set() for pk in things}
+    for fact_id, key in names:
+        firm[fact_id].add(key)
+    for pk, found in things.items():
+        firm[pk].update(entity_key(t.name) for t in found if not t.opener)
+        # The rest of a run after an ordinary word ("Vim" of "Uses Vim") is capitalised
+        # where nothing makes it so.
+        firm[pk].update(entity_key(t.rest.name) for t in found if t.rest and t.ordinary)
+    scopes: dict[tuple, set[str]] = {}
+    for pk, keys in firm.items():
+        fact = facts[pk]
+        scope = (fact["owner_id"], fact["visibility"], fact["team_id"], fact["fleet"])
+        scopes.setdefault(scope, set()).update(keys)
+    wanted: dict[int, set[str]] = {}
+    for pk, found in things.items():
+        for thing in found:
+            if thing.opener:
+                wanted.setdefault(facts[pk]["owner_id"], set()).update(_deciding(thing))
+    # What the writer's other facts name, with the scope of each (who may read it).
+    elsewhere: dict[str, list[dict[str, Any]]] = {}
+    for owner_id, keys in wanted.items():
+        readable = Fact.objects.recallable().filter(
+            pk=OuterRef("fact_id"), owner_id=owner_id, layer=RAW_LAYER
+        )
+        rows = (
+            Mention.objects.filter(raw_key__in=keys)
+            .filter(Exists(readable))
+            .exclude(fact_id__in=list(facts))
+            .values("raw_key", "fact__visibility", "fact__team_id", "fact__fleet")
+            .distinct()
+        )
+        for row in rows:
+            elsewhere.setdefault(row["raw_key"], []).append(
+                {
+                    "visibility": row["fact__visibility"],
+                    "team_id": row["fact__team_id"],
+                    "fleet": row["fact__fleet"],
+                }
+            )
+
+    def written_as_name(key: str, pk: int) -> bool:
+        fact = facts[pk]
+        if key in firm[pk]:
+            return True
+        for (owner_id, visibility, team_id, fleet), keys in scopes.items():
+            scope = {"visibility": visibility, "team_id": team_id, "fleet": fleet}
+            if key in keys and owner_id == fact["owner_id"] and _reads_with(scope, fact):
+                return True
+        return any(_reads_with(scope, fact) for scope in elsewhere.get(key, ()))
+
+    def decided(thing: NamedThing, pk: int) -> NamedThing | None:
+        # A word capitalised by its place: the name when written as one elsewhere; of a
+        # run, else the rest when the word is ordinary or the rest a name on its own.
+        if not thing.opener:
+            return thing
+        if written_as_name(entity_key(thing.opener), pk):
+            return thing
+        if written_as_name(entity_key(thing.name), pk):
+            return thing
+        if thing.rest is None:
+            return None
+        if thing.ordinary or written_as_name(entity_key(thing.rest.name), pk):
+            return thing.rest
+        return thing
+
+    standing: dict[tuple[int, str], tuple[str, str]] = {}
+    for pk, found in things.items():
+        for thing in found:
+            thing = decided(thing, pk)
+            if thing is None or thing.name.strip().casefold() == USER_NAME:
+                continue
+            name = " ".join(thing.name.split())
+            key = entity_key(name)
+            if key:
+                standing.setdefault((pk, key), (name[:NAME_LENGTH], thing.type))
+    return standing
 
 
 def _entities_ensure(keys: set[str]) -> dict[str, int]:

@@ -68,7 +68,7 @@ def world(staff, team, owner, outsider, settings, tmp_path) -> dict[str, str]:
     project = codegraph_services.code_project_register(actor=actor, name="shop", path=str(root))
     codegraph_services.code_project_scan(project_id=project.pk)
     job = concept_graph_build_request(actor=actor)
-    concept_alias_create(actor=actor, alias="Atlas", target="Atlas project")
+    concept_alias_create(actor=actor, alias="ATL", target="Atlas")
     token, _ = agent_token_create(actor=actor, name="ci-bot", scopes=["read", "write"])
     # Home's charts and lists: an agent's write, recalls served, a job that failed.
     fact_create(actor=Actor(user=owner, token=token), data={"content": "Atlas ships in May"})

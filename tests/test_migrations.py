@@ -278,8 +278,9 @@ def test_a_graph_stored_before_its_aliases_and_citations_were_checked_is_read_ag
     again = [heronbase.pk, zephyrcore.pk]
     assert not FactExtraction.objects.filter(fact_id__in=again).exists()
     assert not Triple.objects.filter(fact_id__in=again).exists()
-    # The catch-up reads the two facts again.
-    assert concept_graph_sync().facts == 2
+    # The catch-up reads the two facts again, and the two others, which the offline
+    # rules of before read (0005 has the catch-up read those again).
+    assert concept_graph_sync().facts == 4
     assert relations(owner, "heronbase") == {("Heronbase", "depends_on", "Ledgerd")}
     assert relations(outsider, "zephyrcore") == {("Zephyrcore", "runs_on", "Kubelet")}
     assert relations(owner, "privatevault") == {("Privatevault", "runs_on", "Vaultd")}
@@ -311,6 +312,102 @@ def test_entities_stored_before_refs_get_the_refs_their_names_give():
     assert _entities_ensure({"kestrelvault", "quillgate"})["kestrelvault"] == stored["kestrelvault"]
     assert Entity.objects.get(key="kestrelvault").ref == refs["kestrelvault"]
     assert Entity.objects.get(key="quillgate").ref == entity_ref("quillgate", secret=secret)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_graph_keyed_before_names_folded_case_and_possessives_merges(owner):
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from concepts.models import Alias, Entity, EntityRefKey, FactExtraction, Mention, Triple
+    from concepts.normalise import entity_ref
+    from concepts.selectors import (
+        concept_entity_find_visible,
+        concept_paths,
+        concept_relations,
+    )
+    from concepts.services import concept_graph_sync
+    from facts.models import Fact
+
+    before = [("concepts", "0004_entity_refs_required")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    # Rows as the keys of before wrote them: "redis" was "redi", "Alice's" its own key,
+    # the offline rules' "atlas project" apart from "Atlas".
+    secret = EntityRefKey.current()
+    entities = {
+        key: Entity.objects.create(key=key, ref=entity_ref(key, secret=secret)).pk
+        for key in ("alice", "alice's", "redi", "redis", "marta kowalski", "atlas",
+                    "atla project", "postgresql")
+    }  # fmt: skip
+
+    def stored(content: str, provider: str, names: dict, triples: list) -> Fact:
+        fact = Fact.objects.create(owner=owner, content=content)
+        FactExtraction.objects.create(
+            fact=fact,
+            fact_updated_at=fact.updated_at,
+            provider=provider,
+            triples=[{"subject": s, "relation": r, "object": o} for s, r, o in triples],
+        )
+        for name, key in names.items():
+            Mention.objects.create(entity_id=entities[key], fact=fact, name=name, raw_key=key)
+        for s, r, o in triples:
+            Triple.objects.create(
+                subject_id=entities[names[s]], relation=r, object_id=entities[names[o]], fact=fact
+            )
+        return fact
+
+    by_model = [
+        stored("alice uses redis.", "a-model", {"alice": "alice", "redis": "redi"},
+               [("alice", "uses", "redis")]),
+        stored("Alice's laptop talks to Redis.", "a-model",
+               {"Alice's": "alice's", "Redis": "redis"}, [("Alice's", "connects_to", "Redis")]),
+    ]  # fmt: skip
+    offline = [
+        stored("Marta Kowalski leads the Atlas project.", "offline",
+               {"Marta Kowalski": "marta kowalski", "Atlas": "atlas"},
+               [("Marta Kowalski", "manages", "Atlas")]),
+        stored("The Atlas project uses PostgreSQL.", "offline",
+               {"atlas project": "atla project", "PostgreSQL": "postgresql"},
+               [("atlas project", "uses", "PostgreSQL")]),
+    ]  # fmt: skip
+    # An alias whose two names are now one key.
+    Alias.objects.create(
+        owner=owner,
+        visibility="private",
+        alias_key="alice's",
+        alias_name="Alice's",
+        target_key="alice",
+        target_name="Alice",
+    )
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    assert not Alias.objects.exists()
+    assert not Entity.objects.filter(key__in=["redi", "alice's"]).exists()
+    alice = concept_entity_find_visible(user=owner, name="Alice")
+    redis = concept_entity_find_visible(user=owner, name="REDIS")
+    assert (alice.mentions, redis.mentions) == (2, 2)
+    assert alice.ref == entity_ref("alice", secret=secret)
+    assert {
+        (e["relation"], e["object"]["ref"]) for e in concept_relations(user=owner, entity=alice)
+    } == {
+        ("uses", redis.ref),
+        ("connects_to", redis.ref),
+    }
+    # What a chat model said is kept; what the offline rules said is read again.
+    assert set(
+        FactExtraction.objects.filter(fact_id__in=[f.pk for f in by_model]).values_list(
+            "fact_updated_at", flat=True
+        )
+    ) == {f.updated_at for f in by_model}
+    assert concept_graph_sync().facts == len(offline)
+    atlas = concept_entity_find_visible(user=owner, name="Atlas project")
+    assert atlas.mentions == 2
+    marta = concept_entity_find_visible(user=owner, name="Marta Kowalski")
+    postgres = concept_entity_find_visible(user=owner, name="PostgreSQL")
+    assert len(concept_paths(user=owner, start=marta, end=postgres)[0]) == 2
 
 
 @pytest.mark.django_db(transaction=True)

@@ -98,6 +98,9 @@ class Span:
     # Kind of evidence: "name" (capitalised words), "code" (an identifier such as
     # dbstage01, billing-service or `make test`).
     kind: str
+    # A name whose first word opens the sentence, a line or what follows a colon, where
+    # any word is capitalised: that capital says nothing ("Deploys are slow").
+    opens: bool = False
 
     @property
     def looks_like_organisation(self) -> bool:
@@ -125,22 +128,57 @@ def _is_capitalised(token: str) -> bool:
     return token[:1].isupper() and any(c.isalpha() for c in token)
 
 
+def _openings(tokens: list[re.Match[str]]) -> set[int]:
+    # The tokens capitalised by their place: a sentence's (or a line's, or a list
+    # item's) first word, and the first after a colon ("Note: Deploys go through ...").
+    found: set[int] = set()
+    expecting = True
+    for index, token in enumerate(tokens):
+        text = token.group()
+        following = tokens[index + 1].group() if index + 1 < len(tokens) else ""
+        if expecting and text.isdigit() and following in (".", ")"):
+            continue  # a list item's number: "1) Deploys go through Argo CD"
+        if text[0].isalnum() or text.startswith("`"):
+            if expecting:
+                found.add(index)
+            expecting = False
+        elif text == ":":
+            expecting = True
+    return found
+
+
 def entities(sentence: str) -> list[Span]:
     """Named things in ``sentence``: runs of capitalised words (a sentence's first word
-    only when it is not a common opener), and identifiers. ``I`` is never one."""
+    only when it is not a common opener), and identifiers. ``I`` is never one. A run
+    that starts where any word is capitalised is marked ``opens``."""
     tokens = list(_TOKEN.finditer(sentence))
     found: list[Span] = []
     index = 0
     first_word = next((i for i, t in enumerate(tokens) if t.group()[0].isalnum()), -1)
+    openings = _openings(tokens)
     while index < len(tokens):
         token = tokens[index].group()
         if _is_pronoun(token) or not (token[0].isalnum() or token.startswith("`")):
             index += 1
             continue
         if _is_code(token):
-            text = token.strip("`")
-            found.append(Span(text, tokens[index].start(), tokens[index].end(), "code"))
-            index += 1
+            end = index
+            # A name written in inner capitals goes on over capitalised words after
+            # it: "GitHub Actions", "PostgreSQL Server".
+            if re.fullmatch(r"[A-Za-z]+", token):
+                while (
+                    end + 1 < len(tokens)
+                    and re.fullmatch(r"[A-Z][a-z]+", tokens[end + 1].group())
+                    and sentence[tokens[end].end() : tokens[end + 1].start()] == " "
+                ):
+                    end += 1
+            if end > index:
+                start_at, end_at = tokens[index].start(), tokens[end].end()
+                found.append(Span(sentence[start_at:end_at], start_at, end_at, "name"))
+            else:
+                text = token.strip("`")
+                found.append(Span(text, tokens[index].start(), tokens[index].end(), "code"))
+            index = end + 1
             continue
         opener = index == first_word and token.lower() in (STOPWORDS | _OPENERS)
         if _is_capitalised(token) and not opener:
@@ -161,7 +199,9 @@ def entities(sentence: str) -> list[Span]:
                 else:
                     break
             start_at, end_at = tokens[index].start(), tokens[end].end()
-            found.append(Span(sentence[start_at:end_at], start_at, end_at, "name"))
+            found.append(
+                Span(sentence[start_at:end_at], start_at, end_at, "name", index in openings)
+            )
             index = end + 1
             continue
         index += 1

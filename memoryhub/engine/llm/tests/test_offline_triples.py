@@ -36,14 +36,14 @@ def triples_of(text: str) -> list[tuple[str, str, str, str, str]]:
         ),
         (
             "Stripe is a payment processor.",
-            ("Stripe", "other", "is_a", "payment processor", "concept"),
+            ("Stripe", "organisation", "is_a", "payment processor", "concept"),
         ),
         (
             "The checkout-api depends on the ledger-api.",
             ("checkout-api", "other", "depends_on", "ledger-api", "other"),
         ),
         ("Bob is my manager.", ("Bob", "person", "manager_of", "user", "person")),
-        ("Redis was replaced by Valkey.", ("Valkey", "other", "replaced", "Redis", "other")),
+        ("Redis was replaced by Valkey.", ("Valkey", "tool", "replaced", "Redis", "tool")),
     ],
 )
 def test_a_verb_pattern_between_named_things_is_a_triple(
@@ -60,7 +60,7 @@ def test_a_verb_pattern_between_named_things_is_a_triple(
         ("We travelled to Japan in May.", ("user", "person", "visited", "Japan", "place")),
         ("I took up pottery.", ("user", "person", "does", "pottery", "concept")),
         ("Melanie plays the violin.", ("Melanie", "person", "does", "violin", "concept")),
-        ("I attended a Pride parade.", ("user", "person", "attends", "Pride", "other")),
+        ("I attended a Pride parade.", ("user", "person", "attends", "Pride parade", "concept")),
         (
             "I adopted a puppy named Oscar.",
             ("user", "person", "has", "puppy named oscar", "concept"),
@@ -126,3 +126,28 @@ def test_each_triple_names_the_source_it_came_from_and_repeats_count_once() -> N
         ("Acme Corp", "uses", "Kafka", 9),
     ]
     assert all(0 < t.confidence <= 1 for t in result.triples)
+
+
+@pytest.mark.parametrize(
+    ("text", "things"),
+    [
+        ("Deploys go through Argo CD.", {"Argo CD": "", "Deploys": "Deploys"}),
+        ("Prefers Vim over Emacs.", {"Prefers Vim": "Prefers", "Emacs": ""}),
+        ("Note: Atlas is down.", {"Atlas": "Atlas"}),
+        ("Incidents:\n1) Atlas is down", {"Incidents": "Incidents", "Atlas": "Atlas"}),
+        ("- Kafka is slow", {"Kafka": ""}),
+        ("Marta Kowalski joined in May.", {"Marta Kowalski": "Marta"}),
+        ("The Atlas project uses PostgreSQL.", {"Atlas": "", "PostgreSQL": ""}),
+        ("We moved Atlas to k8s. Atlas is down.", {"Atlas": "", "k8s": ""}),
+    ],
+)
+def test_a_name_capitalised_only_by_its_place_carries_its_first_word(text, things) -> None:
+    from memoryhub.engine.llm.offline.triples import named_things
+
+    found = named_things(text)
+    assert {t.name: t.opener for t in found} == things
+    runs = {t.name: (t.rest.name, t.ordinary) for t in found if t.rest is not None}
+    assert runs == {
+        "Prefers Vim over Emacs.": {"Prefers Vim": ("Vim", True)},
+        "Marta Kowalski joined in May.": {"Marta Kowalski": ("Kowalski", False)},
+    }.get(text, {})
