@@ -241,7 +241,9 @@ def test_the_model_gets_the_recalled_facts_in_its_system_message(
     assert upstream.turns[-1]["body"]["model"] == "test-model"
 
 
-def test_a_stream_arrives_in_order_and_the_turn_is_captured(upstream, client_of, owner):
+def test_a_stream_arrives_in_order_and_the_turn_is_captured(
+    upstream, client_of, owner, owner_client
+):
     upstream.answer = lambda body: {"text": "one two three four five six", "every": 0.02}
     alice = client_of(owner)
     stream = alice.chat.completions.create(
@@ -264,6 +266,8 @@ def test_a_stream_arrives_in_order_and_the_turn_is_captured(upstream, client_of,
     event = AuditEvent.objects.get(action="chat.completion")
     assert event.details["stream"] is True and event.details["capture"] == "queued"
     assert "Biscuit" not in json.dumps(event.details)  # no content in the audit
+    page = owner_client.get("/audit/").content.decode()
+    assert f"agent-{owner.pk} sent a chat turn to the model test-model (answer: answered" in page
 
 
 def test_a_turn_waits_for_review_when_review_is_on(upstream, client_of, owner):
