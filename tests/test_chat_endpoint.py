@@ -498,3 +498,52 @@ def test_a_tokens_chat_model_is_checked_when_it_is_made(owner):
     for bad in ({"chat_url": "ftp://x"}, {"chat_model": "m"}, {"chat_url": "http://x " * 40}):
         with pytest.raises(InvalidInput):
             agent_token_create(actor=Actor(user=owner), name="bad", scopes=["read"], **bad)
+
+
+def test_odd_calls_get_clear_answers_and_change_nothing(
+    upstream, endpoint, client_of, owner, make_token, remember, settings
+):
+    from teams.services import Actor, agent_token_revoke
+
+    remember(owner, "Alice's production database runs on host db-prod-3")
+    alice = client_of(owner)
+    # Full-text syntax in a message is words to recall, not a query language.
+    for said in ('"NEAR(db prod) OR *', "db-prod-3 AND (NOT", "^ db:prod ' ; --"):
+        answer = alice.chat.completions.create(
+            model="test-model", messages=[{"role": "user", "content": said}]
+        )
+        assert answer.choices[0].message.content == "Hello there."
+    # A body over the limit is refused before anything is read into recall.
+    settings.MEMORYHUB_CHAT_MAX_BODY_BYTES = 1000
+    with pytest.raises(openai.APIStatusError) as too_big:
+        alice.chat.completions.create(
+            model="test-model", messages=[{"role": "user", "content": "x" * 2000}]
+        )
+    assert too_big.value.status_code == 413
+    settings.MEMORYHUB_CHAT_MAX_BODY_BYTES = 20_000_000
+    asked = len(upstream.turns)
+    # A token without read is refused; one without write is answered, not captured.
+    _, write_only = make_token(owner, name="writer", scopes=("write",))
+    refused = httpx.post(
+        f"{endpoint}/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}]},
+        headers={"Authorization": f"Bearer {write_only}"},
+    )
+    assert refused.status_code == 403 and "read" in refused.json()["error"]["message"]
+    reader = client_of(owner, name="reader", scopes=("read",))
+    _wait(lambda: AuditEvent.objects.filter(action="chat.completion").count() == 3)
+    extracted = len(upstream.extractions)
+    reader.chat.completions.create(
+        model="test-model", messages=[{"role": "user", "content": "My cat is Biscuit."}]
+    )
+    _wait(lambda: AuditEvent.objects.filter(details__capture="not_allowed").exists())
+    assert len(upstream.extractions) == extracted
+    # A revoked token is refused at once.
+    token, secret = make_token(owner, name="gone")
+    agent_token_revoke(actor=Actor(user=owner), token=token)
+    gone = openai.OpenAI(base_url=endpoint, api_key=secret, max_retries=0)
+    with pytest.raises(openai.AuthenticationError, match="revoked"):
+        gone.chat.completions.create(
+            model="test-model", messages=[{"role": "user", "content": "hi"}]
+        )
+    assert len(upstream.turns) == asked + 1
