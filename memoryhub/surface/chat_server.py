@@ -42,6 +42,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from memoryhub.engine.errors import ApplicationError
+from memoryhub.engine.search import readahead
 from memoryhub.surface.chat import Turn, chat_upstream, turn_finish, turn_prepare, turn_refused
 from teams.auth import bearer_secret, token_authenticate
 from teams.services import Actor
@@ -50,8 +51,21 @@ log = logging.getLogger(__name__)
 
 # How much of a chat model's refusal is repeated to the client.
 REFUSAL_SNIPPET = 300
-# Database work runs on these threads, apart from the loop that streams.
-_db_threads = anyio.CapacityLimiter(16)
+# Database work runs on at most this many threads, apart from the loop that streams.
+DB_THREADS = 8
+
+
+def _db_thread_count() -> int:
+    """Threads for database work: with a bounded pool of connections, as many as leave
+    the searches they start beside them a connection each (a recall holding one while it
+    waits on a search that waits for one would wait for ever), else ``DB_THREADS``."""
+    pool = settings.DATABASES["default"].get("OPTIONS", {}).get("pool")
+    if isinstance(pool, dict) and pool.get("max_size"):
+        return max(1, min(DB_THREADS, int(pool["max_size"]) - readahead.CONNECTIONS))
+    return DB_THREADS
+
+
+_db_threads = anyio.CapacityLimiter(_db_thread_count())
 # Finishing work (capture, audit) of streams whose client left; kept until done.
 _finishing: set[asyncio.Task] = set()
 
