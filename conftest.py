@@ -427,6 +427,47 @@ def start_web(tmp_path) -> Iterator[Callable[..., str]]:
             proc.wait()
 
 
+@pytest.fixture
+def start_chat(tmp_path) -> Iterator[Callable[..., str]]:
+    """Start the OpenAI-compatible endpoint (uvicorn, as ``make run`` does) on the test
+    database and answer its base URL, ``.../v1``."""
+    started: list[subprocess.Popen] = []
+
+    def start(**env_extra: str) -> str:
+        import httpx
+
+        port = _free_port()
+        log = tmp_path / f"chat-{port}.log"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "memoryhub.asgi:chat", "--port", str(port)],
+            cwd=REPO_ROOT,
+            env=worker_env(data_dir=tmp_path) | env_extra,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        started.append(proc)
+        url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"chat endpoint exited early:\n{log.read_text()}")
+            try:
+                httpx.get(f"{url}/models", timeout=2)  # any answer: it is serving
+                return url
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError(f"chat endpoint not ready after 60s:\n{log.read_text()}")
+
+    yield start
+    for proc in started:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 class RedisServer:
     """A ``redis-server`` of the test's own on a free port, without persistence, that
     the test may kill and start again on the same port."""

@@ -460,6 +460,18 @@ MEMORYHUB_ADMIN_PASSWORD = env_str("MEMORYHUB_ADMIN_PASSWORD")
 MEMORYHUB_HOST = env_str("MEMORYHUB_HOST", "127.0.0.1")
 MEMORYHUB_PORT = env_int("MEMORYHUB_PORT", 8000, minimum=1)
 MEMORYHUB_WEB_WORKERS = env_int("MEMORYHUB_WEB_WORKERS", 2, minimum=1)
+# The OpenAI-compatible endpoint (/v1/chat/completions) on its own port, where a long
+# answer holds no web thread: at most this many calls of one token at once, waiting at
+# most CONNECT seconds to reach the chat model and READ seconds for each of its words.
+MEMORYHUB_CHAT_PORT = env_int("MEMORYHUB_CHAT_PORT", MEMORYHUB_PORT + 1, minimum=1)
+MEMORYHUB_CHAT_CALLS_PER_TOKEN = env_int("MEMORYHUB_CHAT_CALLS_PER_TOKEN", 8, minimum=1)
+MEMORYHUB_CHAT_CONNECT_TIMEOUT_SECONDS = env_float(
+    "MEMORYHUB_CHAT_CONNECT_TIMEOUT_SECONDS", 10.0, minimum=0.1
+)
+MEMORYHUB_CHAT_READ_TIMEOUT_SECONDS = env_float(
+    "MEMORYHUB_CHAT_READ_TIMEOUT_SECONDS", 300.0, minimum=0.1
+)
+MEMORYHUB_CHAT_MAX_BODY_BYTES = env_int("MEMORYHUB_CHAT_MAX_BODY_BYTES", 20_000_000, minimum=1)
 MEMORYHUB_WORKER_CONCURRENCY = env_int("MEMORYHUB_WORKER_CONCURRENCY", 2, minimum=1)
 # A worker that takes no task for this long while tasks wait in its queue is stuck: runall
 # restarts it, and /api/health says so.

@@ -15,10 +15,12 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", api.urls),
     path("mcp", mcp_view, name="mcp"),
+    path("v1/<path:rest>", views.chat_elsewhere, name="chat-elsewhere"),
     path("admin/", admin.site.urls),
     # Browsers ask for /favicon.ico where a page names no icon (the API's JSON, files).
     path("favicon.ico", RedirectView.as_view(url=static("img/favicon.svg"), permanent=True)),
     path("", include("teams.urls")),
+    path("agents/preview/", views.chat_preview_view, name="agents-preview"),
     path("memory/forget/", views.forget_view, name="forget"),
     path("memory/reviews/", views.reviews_view, name="reviews"),
     path("memory/import/", views.memory_import_view, name="memory-import"),

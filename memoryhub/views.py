@@ -4,11 +4,13 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import SuspiciousOperation
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import Resolver404, reverse
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
 
 from codegraph.models import ScanState
 from codegraph.selectors import code_project_list_visible
@@ -29,12 +31,14 @@ from facts.services.extraction import (
     memory_reviews_decide,
     memory_reviews_pending,
 )
+from memoryhub.engine.addresses import chat_base_url
 from memoryhub.engine.config import chat_model_status, features_off, memory_config_get
 from memoryhub.engine.errors import ApplicationError, InvalidInput
 from memoryhub.engine.htmx import htmx_render
 from memoryhub.engine.jobs import job_get_visible, jobs_failed_since, jobs_unfinished
 from memoryhub.engine.refs import id_of
 from memoryhub.health import queue_glance
+from memoryhub.surface.chat import turn_messages
 from memoryhub.surface.export import personal_export
 from memoryhub.surface.forget import memory_forget, memory_forget_preview
 from memoryhub.surface.imports import (
@@ -43,8 +47,9 @@ from memoryhub.surface.imports import (
     import_max_bytes,
     memories_import_request,
 )
+from teams.forms import ChatPreviewForm
 from teams.selectors import agent_token_list, memberships_of
-from teams.services import Actor, memory_settings_get
+from teams.services import Actor, agent_token_reads, memory_settings_get
 from wiki.selectors import wiki_flagged_waiting
 
 # How far back the home page looks: its charts, the agents' writes and failed work.
@@ -173,6 +178,51 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
         status=404,
         title="Not found",
         reason=reason or f"There is no page at {request.path}.",
+    )
+
+
+@login_required
+@require_POST
+def chat_preview_view(request: HttpRequest) -> HttpResponse:
+    """The Agents page's preview: the system message the chat model would get when the
+    chosen token's agent sends this conversation through the OpenAI-compatible endpoint.
+    Nothing is counted as an access."""
+    form = ChatPreviewForm(request.POST, user=request.user)
+    context: dict[str, Any] = {"preview_form": form}
+    status = 200
+    if form.is_valid():
+        said = [{"role": "user", "content": form.cleaned_data["message"]}]
+        if form.cleaned_data["system"].strip():
+            said.insert(0, {"role": "system", "content": form.cleaned_data["system"]})
+        try:
+            sent, recalled, notes = turn_messages(
+                actor=agent_token_reads(form.cleaned_data["token"]),
+                messages=said,
+                project=form.cleaned_data["project"].strip() or None,
+                touch=False,
+            )
+        except ApplicationError as exc:
+            context["preview_error"], status = exc.message, exc.status_code
+        else:
+            system = next((m["content"] for m in sent if m["role"] == "system"), "")
+            context["preview"] = {"system": system, "recalled": recalled, "notes": notes}
+    else:
+        status = 400
+    return render(request, "teams/agents.html#chat-preview", context, status=status)
+
+
+@csrf_exempt  # an API client's call, answered with where to send it; nothing changes
+def chat_elsewhere(request: HttpRequest, rest: str = "") -> HttpResponse:
+    """``/v1/...`` on the web server's port: the OpenAI-compatible endpoint is on its own
+    port (a long answer must not hold a web thread); say where, in the protocol's shape."""
+    base = chat_base_url(request)
+    message = (
+        f"The OpenAI-compatible endpoint is served at {base}: use that as the base URL "
+        "(and your agent token as the API key)."
+    )
+    return JsonResponse(
+        {"error": {"message": message, "type": "invalid_request_error", "code": "wrong_port"}},
+        status=421,
     )
 
 

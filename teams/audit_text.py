@@ -46,6 +46,8 @@ PHRASES: dict[str, str] = {
     "recall.cross_scope": "recalled facts of other people they may read",
     "recall.cross_fleet": "read another fleet's learnings ({justification})",
     "tool.call": "called the tool {target_id} over {transport}: {outcome}",
+    "chat.completion": "sent a chat turn to the model {target_id} (answer: {outcome}, "
+    "{recalled} items recalled, capture: {capture})",
     "wiki.create": "created {target}",
     "wiki.update": "edited {target}",
     "wiki.delete": "deleted {target}",

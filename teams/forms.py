@@ -1,8 +1,10 @@
+from typing import Any
+
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 
-from teams.models import Role, Scope, Visibility
+from teams.models import AgentToken, Role, Scope, Visibility
 
 
 class TeamForm(forms.Form):
@@ -55,6 +57,23 @@ class AgentTokenForm(forms.Form):
         help_text="None checked: every tool its scopes allow.",
     )
 
+    chat_url = forms.CharField(
+        label="Chat model URL",
+        max_length=200,
+        required=False,
+        help_text="Blank: the chat model of Settings → Memory.",
+        widget=forms.TextInput(attrs={"placeholder": "http://127.0.0.1:11434/v1"}),
+    )
+    chat_model = forms.CharField(label="Model", max_length=200, required=False)
+    chat_api_key = forms.CharField(
+        label="API key",
+        max_length=500,
+        required=False,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Kept on the server, never shown again.",
+    )
+
     def clean_tools(self) -> list[str] | None:
         return self.cleaned_data["tools"] or None
 
@@ -86,3 +105,31 @@ class AuditFilterForm(forms.Form):
     action = forms.CharField(required=False)
     date_from = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+
+class ChatPreviewForm(forms.Form):
+    """A conversation to preview: the system message a token's agent would send with it
+    through the OpenAI-compatible endpoint, as the chat model would receive it."""
+
+    token = forms.ModelChoiceField(
+        queryset=AgentToken.objects.none(), label="As the agent of", empty_label=None
+    )
+    system = forms.CharField(
+        label="System message",
+        required=False,
+        max_length=20_000,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "You are a helpful assistant."}),
+    )
+    message = forms.CharField(
+        label="User message",
+        max_length=4000,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "What the user says next"}),
+    )
+    project = forms.CharField(required=False, max_length=200)
+
+    def __init__(self, *args: Any, user: AbstractBaseUser, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "preview-%s")
+        super().__init__(*args, **kwargs)
+        self.fields["token"].queryset = AgentToken.objects.filter(
+            user=user, revoked_at__isnull=True
+        ).order_by("name")

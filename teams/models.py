@@ -11,6 +11,8 @@ from django.db.models import Q
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from memoryhub.engine.models import validate_endpoint_url
+
 
 class Visibility(models.TextChoices):
     PRIVATE = "private", "Private"
@@ -235,6 +237,13 @@ class AgentToken(models.Model):
     scopes = models.JSONField(default=list)
     # The agent tools it may call by name; None: every tool its scopes allow.
     tools = models.JSONField(null=True, blank=True, default=None)
+    # The chat model its calls to the OpenAI-compatible endpoint go to (blank: the one of
+    # Settings -> Memory); the key stays on the server and is never shown or logged.
+    chat_url = models.CharField(
+        max_length=200, blank=True, default="", validators=[validate_endpoint_url]
+    )
+    chat_model = models.CharField(max_length=200, blank=True, default="")
+    chat_api_key = models.CharField(max_length=500, blank=True, default="")
     prefix = models.CharField(max_length=16, help_text="Shown to tell tokens apart.")
     secret_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)

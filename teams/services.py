@@ -22,6 +22,7 @@ from django.utils.http import urlsafe_base64_encode
 from memoryhub.engine.cleaning import clean_name
 from memoryhub.engine.errors import Conflict, Forbidden, InvalidInput, NotFound
 from memoryhub.engine.locking import row_for_update
+from memoryhub.engine.models import validate_endpoint_url
 from memoryhub.engine.refs import id_of, shortened
 from teams.models import (
     AgentToken,
@@ -602,12 +603,26 @@ def agent_token_create(
     role: str = "",
     scopes: list[str] | str = ("read",),
     tools: list[str] | None = None,
+    chat_url: str = "",
+    chat_model: str = "",
+    chat_api_key: str = "",
 ) -> tuple[AgentToken, str]:
-    """Create a token for the acting user, limited to ``tools`` (None: every tool).
+    """Create a token for the acting user, limited to ``tools`` (None: every tool), its
+    calls to the OpenAI-compatible endpoint going to ``chat_url`` (blank: the chat model
+    of Settings -> Memory) with ``chat_api_key``, which is kept and never shown.
     Returns the token and its secret, which is never stored and cannot be shown again."""
     name = clean_name(name, owner="A token", max_length=100)
     if len(fleet) > 100 or len(role) > 100:
         raise InvalidInput("Fleet and role are at most 100 characters each.")
+    chat_url, chat_model = chat_url.strip(), chat_model.strip()
+    if len(chat_url) > 200 or len(chat_model) > 200 or len(chat_api_key) > 500:
+        raise InvalidInput("The chat model's URL and name are at most 200 characters, its key 500.")
+    try:
+        validate_endpoint_url(chat_url)
+    except ValidationError as exc:
+        raise InvalidInput(" ".join(exc.messages)) from None
+    if (chat_model or chat_api_key) and not chat_url:
+        raise InvalidInput("A chat model's name or key needs its URL too.")
     clean_scopes = _clean_scopes(list(scopes) if not isinstance(scopes, str) else scopes)
     clean_tools = _clean_tools(tools)
     if AgentToken.objects.filter(user=actor.user, name=name, revoked_at__isnull=True).exists():
@@ -621,6 +636,9 @@ def agent_token_create(
             role=role.strip(),
             scopes=clean_scopes,
             tools=clean_tools,
+            chat_url=chat_url,
+            chat_model=chat_model,
+            chat_api_key=chat_api_key,
             prefix=secret[: len(TOKEN_PREFIX) + 6],
             secret_hash=hash_secret(secret),
         )
@@ -637,6 +655,7 @@ def agent_token_create(
             "role": token.role,
             "scopes": clean_scopes,
             "tools": clean_tools,
+            **({"chat_model": chat_model or "(named by each call)"} if chat_url else {}),
         },
     )
     return token, secret
@@ -690,6 +709,18 @@ class TokenRejected(Exception):
     """The presented secret is unknown or revoked; the message says which."""
 
 
+def agent_token_reads(token: AgentToken) -> Actor:
+    """The agent of ``token``, reading as the token reads: the fleet and team rules of
+    every read it makes (``ScopedQuerySet.visible_to``) are its fleet and its user's
+    active team, set on ``token.user``."""
+    token.user.agent_fleet = token.fleet
+    try:
+        token.user.agent_team_id = token.user.memory_settings.active_team_id
+    except MemorySettings.DoesNotExist:  # no settings saved: no team is active
+        token.user.agent_team_id = None
+    return Actor(user=token.user, token=token)
+
+
 def agent_token_authenticate(*, secret: str) -> AgentToken:
     """The active token for ``secret``, its last use recorded (at minute resolution)."""
     token = (
@@ -703,13 +734,7 @@ def agent_token_authenticate(*, secret: str) -> AgentToken:
         raise TokenRejected("This token has been revoked.")
     if not token.user.is_active:
         raise TokenRejected("The user of this token is inactive.")
-    # The fleet and team rules of every read this token makes
-    # (``ScopedQuerySet.visible_to``): its fleet, and its user's active team.
-    token.user.agent_fleet = token.fleet
-    try:
-        token.user.agent_team_id = token.user.memory_settings.active_team_id
-    except MemorySettings.DoesNotExist:  # no settings saved: no team is active
-        token.user.agent_team_id = None
+    agent_token_reads(token)
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
         AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)

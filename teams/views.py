@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
 from django.views.decorators.http import require_POST
 
+from memoryhub.engine.addresses import chat_base_url, server_url
 from memoryhub.engine.errors import ApplicationError
 from memoryhub.engine.htmx import htmx_partial, htmx_render
 from teams import selectors, services
@@ -24,6 +25,7 @@ from teams.forms import (
     AgentTokenForm,
     AgentTokenToolsForm,
     AuditFilterForm,
+    ChatPreviewForm,
     MemberAddForm,
     MemberRoleForm,
     MemorySettingsForm,
@@ -302,7 +304,12 @@ def member_remove_view(request: HttpRequest, team_id: int, membership_id: int) -
 def _new_token(request: HttpRequest, token: AgentToken, secret: str) -> dict:
     """A token just created, shown once: its secret, and ready-made settings for an
     agent and a first request, addressed to this server as the browser reached it."""
-    return {"token": token, "secret": secret, "server_url": request.build_absolute_uri("/")[:-1]}
+    return {
+        "token": token,
+        "secret": secret,
+        "server_url": server_url(request),
+        "chat_url": chat_base_url(request),
+    }
 
 
 @login_required
@@ -330,6 +337,8 @@ def agents_view(request: HttpRequest) -> HttpResponse:
         "form": form,
         "created": created,
         "tool_names": [name for name, _ in tool_choices()],
+        "chat_url": chat_base_url(request),
+        "preview_form": ChatPreviewForm(user=request.user),
     }
     return htmx_render(request, "teams/agents.html", context, partial="agents-panel", status=status)
 

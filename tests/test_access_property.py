@@ -153,7 +153,7 @@ class AccessWorld(RuleBasedStateMachine):
             )
             session = Client()
             session.force_login(user)
-            self.clients[user.pk] = (Client(headers={"Authorization": f"Bearer {secret}"}), session)
+            self.clients[user.pk] = (bearer_client(secret), session)
             token, secret = agent_token_create(
                 actor=Actor(user=user),
                 name="fleet-probe",
@@ -163,7 +163,7 @@ class AccessWorld(RuleBasedStateMachine):
             agent = get_user_model().objects.get(pk=user.pk)
             agent.agent_fleet = PROBE_FLEET  # as its token's authentication sets it
             self.fleet_agents[user.pk] = (
-                Client(headers={"Authorization": f"Bearer {secret}"}),
+                bearer_client(secret),
                 Actor(user=agent, token=token),
             )
 
@@ -599,6 +599,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     from concepts.models import Entity
     from concepts.tools import concept_query
     from facts.tools import memory_get
+    from memoryhub.surface.chat import turn_messages
     from memoryhub.surface.tools import recall
     from wiki.tools import wiki_read, wiki_search
 
@@ -671,6 +672,12 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     yield "POST /api/recall", recalled.content.decode()
     answer = recall(actor=actor, query=" ".join([FILLER, *markers])[:1000], max_items=50)
     yield "recall tool", f"{answer.text}\n{answer.data}"
+    # The OpenAI-compatible endpoint: what the chat model gets in its system message, for
+    # the token's agent (the endpoint takes tokens only).
+    said = [{"role": "user", "content": " ".join([FILLER, *markers])[:1000]}]
+    sent, _, _ = turn_messages(actor=token_actor(api), messages=said)
+    assert sent[-1] == said[0]  # the user's own words (all the markers) go on as they are
+    yield "POST /v1/chat/completions, the system message", str(sent[:-1])
     yield (
         "POST /api/tools/recall",
         tool(api, "recall", query=" ".join([FILLER, *markers])[:1000], max_items=50),
@@ -778,6 +785,21 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
                 assert path.status_code < 500, path.content
                 text = without_echo(without_echo(path.content.decode(), marker), other)
                 yield f"GET /api/concept-graph/path {marker} {other}", text
+
+
+def bearer_client(secret: str) -> Client:
+    """A client sending ``secret`` as its bearer token (kept, for the chat endpoint)."""
+    client = Client(headers={"Authorization": f"Bearer {secret}"})
+    client.secret = secret
+    return client
+
+
+def token_actor(api: Client) -> Actor:
+    """The agent of an API client's bearer token, as the chat endpoint authenticates it."""
+    from teams.services import agent_token_authenticate
+
+    token = agent_token_authenticate(secret=api.secret)
+    return Actor(user=token.user, token=token)
 
 
 def without_echo(text: str, query: str | None) -> str:

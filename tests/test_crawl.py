@@ -91,6 +91,7 @@ def world(staff, team, owner, outsider, settings, tmp_path) -> dict[str, str]:
         "alias_id": str(Alias.objects.get().pk),
         "uidb64": "MQ",
         "token": "set-password",
+        "rest": "models",
     }
 
 

@@ -126,10 +126,11 @@ def runall(tmp_path):
     env = dict(os.environ)
     for name in ("REDIS_URL", "DATABASE_URL", "DJANGO_SETTINGS_MODULE"):
         env.pop(name, None)
-    port = free_port()
+    port, chat_port = free_port(), free_port()
     env.update(
         MEMORYHUB_DATA_DIR=str(tmp_path),
         MEMORYHUB_PORT=str(port),
+        MEMORYHUB_CHAT_PORT=str(chat_port),
         MEMORYHUB_WEB_WORKERS="1",
         MEMORYHUB_WORKER_CONCURRENCY="1",
         MEMORYHUB_WORKER_STALL_SECONDS="4",
@@ -147,6 +148,7 @@ def runall(tmp_path):
         start_new_session=True,
     )
     server = RunAll(process, log, f"http://127.0.0.1:{port}", tmp_path)
+    server.chat_url = f"http://127.0.0.1:{chat_port}/v1"
     try:
         yield server
     finally:
@@ -207,7 +209,12 @@ def _log_after(runall: RunAll, text: str, pid: int) -> bool:
 @pytest.mark.integration
 def test_sigterm_stops_everything_and_the_start_up_log_has_no_noise(runall):
     wait_for(lambda: (h := runall.health()) and h["worker"]["ok"], 60, "a live worker")
-    children = [*runall.pids("web"), *runall.pids("worker"), *runall.pids("beat")]
+    # The OpenAI-compatible endpoint serves on its port; the web server's /v1 says where.
+    assert httpx.get(f"{runall.chat_url}/models", timeout=10).status_code == 401
+    elsewhere = httpx.get(f"{runall.url}/v1/models", timeout=10)
+    assert elsewhere.status_code == 421 and runall.chat_url in elsewhere.json()["error"]["message"]
+    children = [*(runall.pids(name) for name in ("web", "chat", "worker", "beat"))]
+    children = [pid for pids in children for pid in pids]
     runall.process.send_signal(signal.SIGTERM)
     assert runall.process.wait(timeout=30) == 0
     assert not any(alive(pid) for pid in children)

@@ -13,11 +13,11 @@ from ninja import Body, Field, Router, Schema, Status
 
 from facts.api import if_match_version
 from facts.api import router as facts_router
-from facts.recall import fact_recall
 from facts.schemas import RecallIn, RecallOut
 from facts.selectors import fact_get_visible
 from facts.services.update import fact_delete
 from memoryhub.engine.refs import RowId
+from memoryhub.surface.chat import turn_recall
 from memoryhub.surface.export import export_schema, personal_export
 from memoryhub.surface.forget import memory_forget, memory_forget_preview
 from memoryhub.surface.imports import (
@@ -26,7 +26,7 @@ from memoryhub.surface.imports import (
     import_max_bytes,
     memories_import_request,
 )
-from memoryhub.surface.recall import DEFAULT_LIMIT, role_block, tiered_recall, token_role_recall
+from memoryhub.surface.recall import DEFAULT_LIMIT, tiered_recall
 from memoryhub.surface.tools import (
     tool_call,
     tool_describe,
@@ -57,25 +57,13 @@ def delete_memory(request: HttpRequest, fact_id: int, cascade: bool = False) -> 
 @router.post("/recall", response=RecallOut, auth=read_auth, tags=["recall"])
 def recall(request: HttpRequest, payload: RecallIn) -> dict[str, Any]:
     """The `## Recalled Facts` block for a message, with each item's score breakdown."""
-    actor = Actor.from_request(request)
-    result = fact_recall(
-        actor=actor,
+    return turn_recall(
+        actor=Actor.from_request(request),
         query=payload.query,
         project=payload.project,
         max_items=payload.max_items,
         char_budget=payload.char_budget,
     )
-    role = actor.token.role if actor.token is not None else ""
-    role_items = token_role_recall(actor=actor, query=payload.query, project=payload.project)
-    block = "\n\n".join(part for part in (result.block, role_block(role, role_items)) if part)
-    return {
-        "block": block,
-        "items": [item.as_dict() for item in result.items],
-        "mode": result.mode,
-        "notes": result.notes,
-        "role": role,
-        "role_items": role_items,
-    }
 
 
 class ForgetIn(Schema):

@@ -20,7 +20,11 @@ from django.db import close_old_connections, connection
 READERS = 2
 _reader = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="read-ahead")
 # Two: the concurrent searches of one web process's threads, side by side.
-_beside = ThreadPoolExecutor(max_workers=2, thread_name_prefix="search-beside")
+BESIDE = 2
+_beside = ThreadPoolExecutor(max_workers=BESIDE, thread_name_prefix="search-beside")
+# The database connections this module's threads may hold at once (each keeps its own):
+# a caller that waits on them while holding one of a bounded pool must leave them these.
+CONNECTIONS = READERS + BESIDE
 _DONE = object()
 
 

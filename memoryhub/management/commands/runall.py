@@ -48,6 +48,20 @@ class Command(BaseCommand):
                 "--control-socket",
                 str(settings.DATA_DIR / "gunicorn.ctl"),
             ],
+            # The OpenAI-compatible endpoint, where a streamed answer costs no thread.
+            "chat": [
+                python,
+                "-m",
+                "uvicorn",
+                "memoryhub.asgi:chat",
+                "--host",
+                options["host"],
+                "--port",
+                str(settings.MEMORYHUB_CHAT_PORT),
+                "--timeout-graceful-shutdown",
+                "5",
+                "--no-access-log",
+            ],
             "worker": [
                 python,
                 "-m",
@@ -81,7 +95,8 @@ class Command(BaseCommand):
             else "the filesystem queue in " + str(settings.DATA_DIR / "queue")
         )
         self.stdout.write(
-            f"MemoryHub on http://{bind}/ (API docs at /api/docs), "
+            f"MemoryHub on http://{bind}/ (API docs at /api/docs; OpenAI-compatible "
+            f"endpoint at http://{options['host']}:{settings.MEMORYHUB_CHAT_PORT}/v1), "
             f"worker and beat on {broker}. Ctrl-C stops everything."
         )
         if os.geteuid() == 0:
