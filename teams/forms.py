@@ -43,6 +43,13 @@ def tool_choices() -> list[tuple[str, str]]:
 
 class AgentTokenForm(forms.Form):
     name = forms.CharField(max_length=100)
+    team = forms.TypedChoiceField(
+        label="Team rows of",
+        required=False,
+        coerce=int,
+        empty_value=None,
+        help_text="Blank: your active team at each call (every team of yours when none is).",
+    )
     fleet = forms.CharField(max_length=100, required=False)
     role = forms.CharField(max_length=100, required=False)
     scopes = forms.MultipleChoiceField(
@@ -73,6 +80,11 @@ class AgentTokenForm(forms.Form):
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
         help_text="Kept on the server, never shown again.",
     )
+
+    def __init__(self, *args: Any, user: AbstractBaseUser | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        teams = Group.objects.filter(memberships__user=user).order_by("name") if user else []
+        self.fields["team"].choices = [("", "My active team")] + [(t.pk, t.name) for t in teams]
 
     def clean_tools(self) -> list[str] | None:
         return self.cleaned_data["tools"] or None

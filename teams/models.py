@@ -93,9 +93,10 @@ def reading_fleet(user: AbstractBaseUser | AnonymousUser | None) -> str:
 
 
 def reading_team(user: AbstractBaseUser | AnonymousUser | None) -> int | None:
-    """The one team whose team rows an agent acting as ``user`` reads: its user's active
-    team (Settings), set on the user its token authenticated; None for a person, or
-    when no team is active: the team rows of every team of theirs."""
+    """The one team whose team rows an agent acting as ``user`` reads: the team its token
+    names, else its user's active team (Settings), set on the user its token
+    authenticated; None for a person, or when neither names one: the team rows of every
+    team of theirs."""
     return getattr(user, "agent_team_id", None)
 
 
@@ -237,6 +238,11 @@ class AgentToken(models.Model):
     scopes = models.JSONField(default=list)
     # The agent tools it may call by name; None: every tool its scopes allow.
     tools = models.JSONField(null=True, blank=True, default=None)
+    # The one team whose team rows it reads, whatever its user's active team is (null:
+    # the active team). A team its user has left gives it no team rows at all.
+    team = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     # The chat model its calls to the OpenAI-compatible endpoint go to (blank: the one of
     # Settings -> Memory); the key stays on the server and is never shown or logged.
     chat_url = models.CharField(

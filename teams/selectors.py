@@ -65,7 +65,11 @@ def user_list_with_teams() -> QuerySet:
 
 
 def agent_token_list(*, user: AbstractBaseUser) -> QuerySet[AgentToken]:
-    return AgentToken.objects.filter(user=user).order_by("revoked_at", "-created_at")
+    return (
+        AgentToken.objects.filter(user=user)
+        .select_related("team")
+        .order_by("revoked_at", "-created_at")
+    )
 
 
 def audit_event_list(

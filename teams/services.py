@@ -606,12 +606,16 @@ def agent_token_create(
     chat_url: str = "",
     chat_model: str = "",
     chat_api_key: str = "",
+    team: str | int | None = None,
 ) -> tuple[AgentToken, str]:
     """Create a token for the acting user, limited to ``tools`` (None: every tool), its
     calls to the OpenAI-compatible endpoint going to ``chat_url`` (blank: the chat model
     of Settings -> Memory) with ``chat_api_key``, which is kept and never shown.
+    ``team`` (one of the user's, by id or name) is the one team whose team rows it
+    reads; None: its user's active team at each call.
     Returns the token and its secret, which is never stored and cannot be shown again."""
     name = clean_name(name, owner="A token", max_length=100)
+    own_team = resolve_team(user=actor.user, team=team)
     if len(fleet) > 100 or len(role) > 100:
         raise InvalidInput("Fleet and role are at most 100 characters each.")
     chat_url, chat_model = chat_url.strip(), chat_model.strip()
@@ -639,6 +643,7 @@ def agent_token_create(
             chat_url=chat_url,
             chat_model=chat_model,
             chat_api_key=chat_api_key,
+            team=own_team,
             prefix=secret[: len(TOKEN_PREFIX) + 6],
             secret_hash=hash_secret(secret),
         )
@@ -656,6 +661,7 @@ def agent_token_create(
             "scopes": clean_scopes,
             "tools": clean_tools,
             **({"chat_model": chat_model or "(named by each call)"} if chat_url else {}),
+            **({"team": own_team.name} if own_team else {}),
         },
     )
     return token, secret
@@ -711,9 +717,12 @@ class TokenRejected(Exception):
 
 def agent_token_reads(token: AgentToken) -> Actor:
     """The agent of ``token``, reading as the token reads: the fleet and team rules of
-    every read it makes (``ScopedQuerySet.visible_to``) are its fleet and its user's
-    active team, set on ``token.user``."""
+    every read it makes (``ScopedQuerySet.visible_to``) are its fleet and the team it
+    names, else its user's active team, set on ``token.user``."""
     token.user.agent_fleet = token.fleet
+    if token.team_id is not None:
+        token.user.agent_team_id = token.team_id
+        return Actor(user=token.user, token=token)
     try:
         token.user.agent_team_id = token.user.memory_settings.active_team_id
     except MemorySettings.DoesNotExist:  # no settings saved: no team is active

@@ -315,7 +315,7 @@ def _new_token(request: HttpRequest, token: AgentToken, secret: str) -> dict:
 @login_required
 def agents_view(request: HttpRequest) -> HttpResponse:
     """The user's agent tokens; POST creates one."""
-    form = AgentTokenForm(request.POST or None)
+    form = AgentTokenForm(request.POST or None, user=request.user)
     created = None
     status = 200
     if request.method == "POST":
@@ -329,7 +329,7 @@ def agents_view(request: HttpRequest) -> HttpResponse:
                 status = exc.status_code
             else:
                 created = _new_token(request, token, secret)
-                form = AgentTokenForm()
+                form = AgentTokenForm(user=request.user)
         else:
             status = 400
     context = {

@@ -88,3 +88,37 @@ def test_the_dashboard_lists_every_team_of_theirs_with_a_team_filter(
     other = Group.objects.create(name="Hidden")
     refused = owner_client.get("/memory/", {"team": other.pk})
     assert f'id="fact-{deploys}"' not in refused.content.decode()
+
+
+def test_a_token_that_names_its_team_reads_that_teams_rows_whatever_is_active(
+    owner, teammate, outsider, two_teams, agent_client, make_token, owner_client
+):
+    from django.test import Client
+
+    from teams.services import Actor, agent_token_create, membership_remove
+
+    _, research = two_teams
+    deploys = write(agent_client(teammate), "Platform deploys freeze on Fridays", "Platform")
+    grants = write(agent_client(outsider), "Research grants close in March", "Research")
+    # alice's active team is Platform; this token of hers reads Research's rows instead.
+    token, secret = agent_token_create(
+        actor=Actor(user=owner), name="research-bot", scopes=["read"], team="Research"
+    )
+    assert token.team == research
+    bot = Client(headers={"Authorization": f"Bearer {secret}"})
+    assert recalled(bot, "research grants March") == {grants}
+    assert recalled(bot, "deploys freeze Fridays") == set()
+    assert bot.get(f"/api/memories/{deploys}").status_code == 404
+    # Changing the active team changes nothing for it.
+    MemorySettings.objects.filter(user=owner).update(active_team=None)
+    assert recalled(bot, "deploys freeze Fridays") == set()
+    # Once alice leaves Research, it reads no team rows at all.
+    membership = Membership.objects.get(user=owner, team=research)
+    membership_remove(actor=Actor(user=outsider), membership=membership)
+    assert recalled(bot, "research grants March") == set()
+    assert recalled(bot, "deploys freeze Fridays") == set()
+    # A token names only a team its user belongs to; the Agents form offers those.
+    with pytest.raises(Exception, match="not a member"):
+        agent_token_create(actor=Actor(user=owner), name="x", scopes=["read"], team="Research")
+    page = owner_client.get("/agents/").content.decode()
+    assert ">Platform</option>" in page and ">Research</option>" not in page

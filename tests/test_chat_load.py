@@ -9,6 +9,7 @@ Latencies are compared as ratios to those measured before on the same servers, a
 """
 
 import contextlib
+import os
 import statistics
 import threading
 import time
@@ -23,7 +24,10 @@ from tests.test_edge_faults import GENEROUS, SLACK, Bob, Timings, assert_as_befo
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 STREAMS, HUNG = 20, 20
-WORDS, EVERY = 20, 0.5  # each stream: a word every half second, ten seconds in all
+# Each stream: a word every half second, ten seconds in all (longer with
+# MEMORYHUB_CHAT_LOAD_SECONDS, e.g. 60).
+EVERY = 0.5
+WORDS = int(float(os.environ.get("MEMORYHUB_CHAT_LOAD_SECONDS", "10")) / EVERY)
 
 
 def _answer(body: dict) -> dict:
@@ -76,7 +80,9 @@ def test_slow_and_silent_chat_models_leave_everyone_else_their_latency(
     failures: list[str] = []
 
     def stream() -> None:
-        client = openai.OpenAI(base_url=chat, api_key=alice_secret, max_retries=0, timeout=60)
+        client = openai.OpenAI(
+            base_url=chat, api_key=alice_secret, max_retries=0, timeout=WORDS * EVERY + 60
+        )
         try:
             words = client.chat.completions.create(
                 model="test-model", stream=True, messages=[{"role": "user", "content": "slowly"}]
@@ -113,7 +119,7 @@ def test_slow_and_silent_chat_models_leave_everyone_else_their_latency(
     during = rounds(10)
     upstream.release.set()
     for caller in callers:
-        caller.join(timeout=60)
+        caller.join(timeout=WORDS * EVERY + 60)
     after = rounds(10)
 
     def summary(name: str, values: list[float]) -> str:

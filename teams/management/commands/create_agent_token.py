@@ -14,6 +14,12 @@ class Command(BaseCommand):
         parser.add_argument("--fleet", default="", help="Agent fleet the token belongs to.")
         parser.add_argument("--role", default="", help="Agent role, free text.")
         parser.add_argument(
+            "--team",
+            default=None,
+            help="The one team of the user's whose team rows it reads (default: the "
+            "user's active team at each call).",
+        )
+        parser.add_argument(
             "--scopes",
             default="read,write",
             help="Comma-separated scopes: read, write (default both).",
@@ -36,6 +42,7 @@ class Command(BaseCommand):
                 name=options["name"],
                 fleet=options["fleet"],
                 role=options["role"],
+                team=options["team"],
                 scopes=options["scopes"],
                 tools=[t.strip() for t in options["tools"].split(",") if t.strip()] or None,
             )
