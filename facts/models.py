@@ -165,6 +165,9 @@ class Fact(ScopedModel):
     # What an import knows this fact by (see ``export_key``): set on imported facts,
     # so importing the same document again adds nothing.
     import_key = models.CharField(max_length=100, blank=True, default="", db_index=True)
+    # What wrote a summary or profile: "offline" (the built-in rules) or the chat
+    # model's id; "" for any other fact.
+    provider = models.CharField(max_length=200, blank=True, default="")
     # Which embedding model produced this fact's stored vector ("" = none yet).
     embedding_model = models.CharField(max_length=200, blank=True, default="", db_index=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)

@@ -72,6 +72,11 @@ class ProvenanceOut(Schema):
     source_excerpt: str
     extraction_confidence: float | None
     derived_from: list[int]
+    provider: str = Field(
+        "",
+        description='What wrote a summary or profile: "offline" (built-in rules, no chat '
+        "model) or the chat model's id; empty for other facts",
+    )
 
 
 class FactOut(Schema):

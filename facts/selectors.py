@@ -521,6 +521,7 @@ def fact_as_dict(fact: Fact) -> dict[str, Any]:
             "source_excerpt": fact.source_excerpt,
             "extraction_confidence": fact.extraction_confidence,
             "derived_from": [parent.pk for parent in fact.derived_from.all()],
+            "provider": fact.provider,
         },
         "embedded_with": fact.embedding_model or None,
     }

@@ -64,6 +64,10 @@ class DistillPlan:
     earlier: dict[int, str]
     profile: str
     provider: str
+    # Offline, the facts the earlier summaries state (id -> content), read with the new
+    # ones and stated anew; a summary then cites exactly the facts it states.
+    underlying: dict[int, str] = field(default_factory=dict)
+    states_facts: bool = False
 
 
 @dataclass
@@ -169,7 +173,10 @@ def _distill_plan(*, provider: Any, scope: DistillScope) -> DistillPlan:
     """Ask the model about one scope: its summaries of the scope's new facts, then the
     profile of the scope's summaries with the new ones. Outside any transaction."""
     from memoryhub.engine.llm import SourceText
+    from memoryhub.engine.llm.offline import PROVIDER_ID as OFFLINE
 
+    if provider.provider_id == OFFLINE:
+        return _offline_plan(provider=provider, scope=scope)
     sources = dict(
         scope.facts()
         .filter(layer=1, distilled=False)
@@ -200,6 +207,74 @@ def _distill_plan(*, provider: Any, scope: DistillScope) -> DistillPlan:
     )
 
 
+def _offline_plan(*, provider: Any, scope: DistillScope) -> DistillPlan:
+    """The built-in rules' plan for one scope: its new facts and those its summaries
+    state, grouped by topic anew into at most ``DISTILL_MAX_SUMMARIES`` summaries, each
+    stating every fact it cites and folding in the earlier summaries whose facts it
+    states; the profile from what the stated facts say about the user."""
+    from memoryhub.engine.llm import SourceText
+
+    config = memory_config_get()
+    sources = dict(
+        scope.facts()
+        .filter(layer=1, distilled=False)
+        .order_by("created_at", "pk")
+        .values_list("pk", "content")[:DISTILL_MAX_SOURCES]
+    )
+    earlier = dict(scope.facts().filter(layer=2).order_by("pk").values_list("pk", "content"))
+    links = derived_links(children=set(earlier))
+    facts = (
+        scope.facts()
+        .filter(layer=1)
+        .filter(models.Q(pk__in=sources) | models.Q(pk__in={pk for _, pk in links}))
+        .order_by("created_at", "pk")
+        .values_list("pk", "content", "category")
+    )
+    rows = list(facts)
+    underlying = {pk: content for pk, content, _ in rows if pk not in sources}
+    vectors = FACT_VECTORS.vectors([pk for pk, _, _ in rows]) if config.embeddings_enabled else {}
+    texts = [
+        SourceText(
+            id=pk,
+            text=content,
+            category=category,
+            vector=tuple(vectors[pk].tolist()) if pk in vectors else None,
+        )
+        for pk, content, category in rows
+    ]
+    answer = provider.summarize(
+        texts, max_summaries=DISTILL_MAX_SUMMARIES, max_characters=config.max_content_length
+    )
+    # Each earlier summary is folded into every new one stating one of its facts (the
+    # first, when none states any), so none is left beside them.
+    facts_of: dict[int, set[int]] = {}
+    for child, parent in links:
+        facts_of.setdefault(child, set()).add(parent)
+    cited = [set(item.source_ids) for item in answer.summaries]
+    history: list[list[int]] = [
+        [pk for pk in earlier if facts_of.get(pk, set()) & ids] for ids in cited
+    ]
+    if history:
+        history[0] += [pk for pk in earlier if not any(pk in h for h in history)]
+    summaries = [
+        (item.text, [*item.source_ids, *history[n]]) for n, item in enumerate(answer.summaries)
+    ]
+    stated = {pk for ids in cited for pk in ids}
+    profile = provider.describe_user(
+        [t for t in texts if t.id in stated], max_characters=config.max_content_length
+    )
+    return DistillPlan(
+        scope=scope,
+        sources=sources,
+        summaries=summaries,
+        earlier=earlier,
+        profile=profile if summaries else "",
+        provider=answer.provider,
+        underlying=underlying,
+        states_facts=True,
+    )
+
+
 def _distill_write(plans: list[DistillPlan], run: DistillRun) -> list[DistillPlan]:
     """Write the plans that still hold, each owner's in one transaction; the plans that
     no longer do (what the model read changed meanwhile), unwritten."""
@@ -224,7 +299,7 @@ def _plan_holds(plan: DistillPlan) -> bool:
     """Whether everything the model read for ``plan`` is still there, in its scope, as
     it was: the sources not yet distilled, the scope's summaries no more and no fewer.
     The rows are locked until the transaction ends."""
-    read = {**plan.sources, **plan.earlier}
+    read = {**plan.sources, **plan.earlier, **plan.underlying}
     current = dict(
         Fact.objects.select_for_update(of=("self",))
         .filter(pk__in=read)
@@ -235,7 +310,12 @@ def _plan_holds(plan: DistillPlan) -> bool:
         return False
     sources = plan.scope.facts().filter(pk__in=plan.sources, layer=1, distilled=False)
     summaries = plan.scope.facts().filter(layer=2).values_list("pk", flat=True)
-    return sources.count() == len(plan.sources) and set(summaries) == set(plan.earlier)
+    underlying = plan.scope.facts().filter(pk__in=plan.underlying, layer=1)
+    return (
+        sources.count() == len(plan.sources)
+        and set(summaries) == set(plan.earlier)
+        and underlying.count() == len(plan.underlying)
+    )
 
 
 def _plan_write(plan: DistillPlan, run: DistillRun) -> None:
@@ -248,32 +328,62 @@ def _plan_write(plan: DistillPlan, run: DistillRun) -> None:
     said it."""
     config = memory_config_get()
     folded: list[int] = []
+    stated: set[int] = set()
     for text, source_ids in plan.summaries:
         cited = list(dict.fromkeys(source_ids))
         new = [i for i in cited if i in plan.sources]
         history = [i for i in cited if i in plan.earlier]
-        if not new and not history:
+        if plan.states_facts:
+            # It links the facts it states, no others, and the earlier wordings the
+            # summaries it folds in kept.
+            underlying = [i for i in cited if i in plan.underlying]
+            stated |= set(underlying)
+            parents = {pk for _, pk in derived_links(children=set(history))}
+            underlying += list(
+                Fact.objects.filter(pk__in=parents, layer=2, status=Status.ARCHIVED)
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
+        elif history:
+            underlying = [
+                pk for _, pk in derived_links(children=set(history)) if pk not in plan.earlier
+            ]
+        else:
+            underlying = []
+        if not new and not history and not underlying:
             continue
-        underlying = [
-            pk for _, pk in derived_links(children=set(history)) if pk not in plan.earlier
-        ]
         sources = list(dict.fromkeys([*new, *underlying, *history]))
         summary = _derived_fact(
-            scope=plan.scope, layer=2, content=text, sources=sources, config=config
+            scope=plan.scope,
+            layer=2,
+            content=text,
+            sources=sources,
+            config=config,
+            provider=plan.provider,
         )
         run.summaries.append(summary.pk)
         Fact.objects.filter(pk__in=new).update(distilled=True)
         folded += history
     Fact.objects.filter(pk__in=folded, layer=2).update(status=Status.ARCHIVED)
+    # Facts an earlier summary stated that no new one has room for wait for a later run.
+    Fact.objects.filter(pk__in=set(plan.underlying) - stated).update(distilled=False)
     summary_ids = list(plan.scope.facts().filter(layer=2).values_list("pk", flat=True))
     if plan.profile and summary_ids:
-        profile = _profile_write(scope=plan.scope, content=plan.profile, sources=summary_ids)
+        profile = _profile_write(
+            scope=plan.scope, content=plan.profile, sources=summary_ids, provider=plan.provider
+        )
         run.profiles.append(profile.pk)
     run.providers.add(plan.provider)
 
 
 def _derived_fact(
-    *, scope: DistillScope, layer: int, content: str, sources: list[int], config: MemoryConfig
+    *,
+    scope: DistillScope,
+    layer: int,
+    content: str,
+    sources: list[int],
+    config: MemoryConfig,
+    provider: str,
 ) -> Fact:
     now = timezone.now()
     category = Category.SUMMARY if layer == 2 else Category.PROFILE
@@ -289,6 +399,7 @@ def _derived_fact(
         layer=layer,
         origin=Origin.INFERRED,
         source_excerpt=content[:EXCERPT_LENGTH],
+        provider=provider,
         created_at=now,
         updated_at=now,
         valid_from=now,
@@ -300,15 +411,18 @@ def _derived_fact(
     return fact
 
 
-def _profile_write(*, scope: DistillScope, content: str, sources: list[int]) -> Fact:
+def _profile_write(*, scope: DistillScope, content: str, sources: list[int], provider: str) -> Fact:
     """The scope's one profile, rewritten in place (created the first time)."""
     config = memory_config_get()
     existing = scope.facts().filter(layer=3).order_by("pk").first()
     if existing is None:
-        return _derived_fact(scope=scope, layer=3, content=content, sources=sources, config=config)
+        return _derived_fact(
+            scope=scope, layer=3, content=content, sources=sources, config=config, provider=provider
+        )
     text = content[: config.max_content_length]
     Fact.objects.filter(pk=existing.pk).update(
         content=text,
+        provider=provider,
         source_excerpt=text[:EXCERPT_LENGTH],
         updated_at=timezone.now(),
         embedding_model="",

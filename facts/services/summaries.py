@@ -129,6 +129,7 @@ def _summary_rebuild(*, summary: Fact, sources: list[Fact]) -> None:
         updated_at=timezone.now(),
         embedding_model="",
         origin=Origin.INFERRED,
+        provider="offline",  # said anew by rule, whoever first wrote it
     )
     summary.derived_from.set([s.pk for s in sources])
     FACT_VECTORS.delete([summary.pk])

@@ -126,12 +126,18 @@ class ChatMessage(BaseModel):
 
 
 class SourceText(BaseModel):
-    """A text the caller knows by id (a fact): results point back to it by that id."""
+    """A text the caller knows by id (a fact): results point back to it by that id.
+
+    The offline rules also read, when given, its category (a fact's: "preference",
+    "pattern", ...) and its vector (its embedding), to group sources by topic and to
+    tell what is said about the user; a model is sent the text alone."""
 
     model_config = ConfigDict(frozen=True)
 
     id: int
     text: str
+    category: str = ""
+    vector: tuple[float, ...] | None = None
 
 
 class Summary(BaseModel):

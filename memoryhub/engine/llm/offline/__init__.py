@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..schemas import ChatMessage, FactProposals, SourceText, Summaries, Triples
+from ..schemas import CONTENT_LENGTH, ChatMessage, FactProposals, SourceText, Summaries, Triples
 from .facts import extract_facts
+from .profile import NOTHING_KNOWN, describe_user
 from .summaries import summarize
 from .triples import extract_triples
 
@@ -17,18 +18,40 @@ PROVIDER_ID = "offline"
 
 
 class OfflineProvider:
-    """Extractive summaries, rule-based fact extraction and pattern triples.
+    """Summaries stating their facts, a profile of the user, rule-based fact extraction
+    and pattern triples.
 
     Deterministic (the same input gives the same output) and never fails on text."""
 
     provider_id = PROVIDER_ID
 
-    def summarize(self, sources: Sequence[SourceText], *, max_summaries: int = 5) -> Summaries:
-        """Groups of related sources, each summarised by its most central sentences;
-        every source is cited by exactly one summary."""
+    def summarize(
+        self,
+        sources: Sequence[SourceText],
+        *,
+        max_summaries: int = 5,
+        max_characters: int = CONTENT_LENGTH,
+    ) -> Summaries:
+        """Groups of sources by topic (by their vectors when every one has one, else by
+        their words), each stated as its subjects and what its sources say of them
+        ("Ledgerd: written in Rust; owned by the payments team."). A summary cites the
+        sources it states, no others; what does not fit in ``max_characters`` is cited
+        by none."""
         return Summaries(
-            provider=PROVIDER_ID, summaries=summarize(sources, max_summaries=max_summaries)
+            provider=PROVIDER_ID,
+            summaries=summarize(
+                sources, max_summaries=max_summaries, max_characters=max_characters
+            ),
         )
+
+    def describe_user(
+        self, sources: Sequence[SourceText], *, max_characters: int = CONTENT_LENGTH
+    ) -> str:
+        """A profile of the user from the facts ``sources``: what they say of the user's
+        role, preferences, personality, habits and tools ("Prefers minimal UIs and
+        structured logging; builds Rust backends."); ``NOTHING_KNOWN`` when none says
+        anything about the user."""
+        return describe_user(sources, max_characters=max_characters)
 
     def extract_facts(self, conversation: str | Sequence[ChatMessage]) -> FactProposals:
         """What the user asks to be remembered ("remember that ...": source explicit),
@@ -45,4 +68,4 @@ class OfflineProvider:
         return Triples(provider=PROVIDER_ID, triples=extract_triples(sources))
 
 
-__all__ = ["PROVIDER_ID", "OfflineProvider"]
+__all__ = ["NOTHING_KNOWN", "PROVIDER_ID", "OfflineProvider"]

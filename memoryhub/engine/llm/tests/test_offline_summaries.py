@@ -1,4 +1,4 @@
-"""Extractive summaries on small hand-made sets of facts."""
+"""Offline summaries on small hand-made sets of facts."""
 
 from __future__ import annotations
 
@@ -51,27 +51,25 @@ def test_related_facts_are_summarised_together_and_every_fact_is_cited_once() ->
     }
 
 
-def test_a_summary_is_made_of_its_sources_most_central_sentences_in_order() -> None:
+def test_a_summary_names_its_subject_once_and_states_what_each_fact_says() -> None:
     items = sources(BILLING)
 
     (summary,) = offline.summarize(items, max_summaries=3).summaries
 
-    picked = [text for text in BILLING if text in summary.text]
-    assert picked and summary.text == " ".join(picked)
-    assert len(picked) < len(BILLING)
-    # The sentences saying most about what the facts share come first.
-    assert "The billing service" in summary.text
+    assert summary.text.startswith("Billing service: runs on Kubernetes; stores invoices in ")
+    assert sorted(summary.source_ids) == [s.id for s in items]
+    for words in ("Kubernetes", "PostgreSQL 16", "every night", "dbstage01"):
+        assert words in summary.text
 
 
-def test_one_summary_covers_the_topics_not_only_the_largest() -> None:
+def test_one_summary_covers_every_topic() -> None:
     items = sources(EDITOR, BILLING, DOG)
 
     (profile,) = offline.summarize(items, max_summaries=1).summaries
 
     assert sorted(profile.source_ids) == [s.id for s in items]
-    assert any(text in profile.text for text in EDITOR)
-    assert any(text in profile.text for text in BILLING)
-    assert any(text in profile.text for text in DOG)
+    for words in ("Solarized Dark", "dbstage01", "three years old", "park near the office"):
+        assert words in profile.text
 
 
 def test_repeated_sentences_are_not_picked_twice() -> None:
