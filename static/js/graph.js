@@ -104,6 +104,7 @@
       var placed = [], bodies = [];
       if (state.labelZoom !== zoom) {
         cy.batch(function () { labelSizes(cy.nodes(), zoom); });
+        cy.nodes().updateStyle();  // and the label sizes measured again
         state.labelZoom = zoom;
       }
       cy.batch(function () {
@@ -147,14 +148,15 @@
         });
     }
 
-    function nodeData(n) {
+    function nodeData(n, zoom) {
       var kind = COLOURS[n.type] ? n.type : "other";
       return {
         group: "nodes",
         data: {
           id: n.ref, name: n.name, label: n.name.length > 40 ? n.name.slice(0, 39) + "…" : n.name,
           type: n.type, mentions: n.mentions, colour: COLOURS[kind],
-          size: 2 * radius(n.mentions), font: fontSize(n.mentions), fs: 1, tm: 0
+          size: 2 * radius(n.mentions), font: fontSize(n.mentions),
+          fs: fontSize(n.mentions) / zoom, tm: 2 / zoom
         }
       };
     }
@@ -190,7 +192,7 @@
     // The whole graph in view, but a small one not blown up past its natural size.
     function fitAll(animate) {
       var zoom = Math.min(1.5, Math.max(cy.minZoom(), fitZoom()));
-      var box = cy.elements().boundingBox();
+      var box = cy.elements().boundingBox({ includeLabels: false });
       var pan = {
         x: el.clientWidth / 2 - zoom * (box.x1 + box.x2) / 2,
         y: el.clientHeight / 2 - zoom * (box.y1 + box.y2) / 2
@@ -200,7 +202,7 @@
     }
 
     function fitZoom() {
-      var box = cy.elements().boundingBox(), pad = 30;
+      var box = cy.elements().boundingBox({ includeLabels: false }), pad = 30;
       if (!cy.elements().length || !box.w || !box.h) return 1;
       return Math.min((el.clientWidth - 2 * pad) / box.w, (el.clientHeight - 2 * pad) / box.h);
     }
@@ -218,10 +220,16 @@
 
     function show(data, mode) {
       var scale = scaleOf(data.nodes);
+      // The zoom the view will open at, so that labels are made at their size.
+      var xs = data.nodes.map(function (n) { return n.x * scale; });
+      var ys = data.nodes.map(function (n) { return n.y * scale; });
+      var span = Math.max(1, Math.max.apply(null, xs.concat(0)) - Math.min.apply(null, xs.concat(0)));
+      var rise = Math.max(1, Math.max.apply(null, ys.concat(0)) - Math.min.apply(null, ys.concat(0)));
+      var zoom = Math.min(1.5, (el.clientWidth - 80) / span, (el.clientHeight - 80) / rise);
       cy.batch(function () {
         cy.elements().remove();
         cy.add(data.nodes.map(function (n) {
-          var item = nodeData(n);
+          var item = nodeData(n, zoom);
           item.position = { x: n.x * scale, y: n.y * scale };
           return item;
         }));
@@ -283,9 +291,9 @@
         cy.batch(function () {
           fresh.forEach(function (n, i) {
             var angle = away + (2 * Math.PI * i) / fresh.length;
-            var item = nodeData(n);
+            var item = nodeData(n, cy.zoom());
             item.position = { x: centre.x + ring * Math.cos(angle), y: centre.y + ring * Math.sin(angle) };
-            labelSizes(cy.add(item), cy.zoom());
+            cy.add(item);
           });
           data.edges.forEach(function (e) {
             var item = edgeData(e);
