@@ -8,7 +8,7 @@ A11Y := tests/a11y
 VENDOR := vendor
 # The browser libraries the dashboard serves: the built file of each locked package in
 # $(VENDOR)/, as committed under static/vendor/ (so running the server needs no npm).
-VENDORED := chart.js/dist/chart.umd.min.js:chart.js/chart.umd.min.js chart.js/LICENSE.md:chart.js/LICENSE.md
+VENDORED := chart.js/dist/chart.umd.min.js:chart.js/chart.umd.min.js chart.js/LICENSE.md:chart.js/LICENSE.md cytoscape/dist/cytoscape.min.js:cytoscape/cytoscape.min.js cytoscape/LICENSE:cytoscape/LICENSE
 
 # First interpreter that is Python >= 3.12 and actually runs: python3.13 / python3.12 /
 # python3 on PATH, then any pyenv-installed version (its shims only run when selected).

@@ -526,6 +526,18 @@ def concept_entity_sources(
     ]
 
 
+def concept_relation_facts(
+    *, user: Any, relations: list[dict[str, Any]], project: str | None = None
+) -> dict[int, str]:
+    """The text of the visible facts behind ``relations`` (their ``source_fact_ids``),
+    by id: what the entity panel quotes under each relation."""
+    ids = {i for r in relations for i in r["source_fact_ids"]}
+    if not ids:
+        return {}
+    facts = visible_facts(user=user, project=project).filter(pk__in=ids)
+    return dict(fact_model().objects.filter(pk__in=facts).values_list("pk", "content"))
+
+
 def concept_aliases_visible(*, user: Any) -> QuerySet[Alias]:
     return Alias.objects.visible_to(user).order_by("alias_key", "id")
 
@@ -538,29 +550,77 @@ MAX_VIEW_HOPS = 3
 _LAYOUT_WORK = 40_000_000
 
 
+def _spring(graph: Any, seed: int) -> list[tuple[float, float]]:
+    """Force-directed positions of one connected graph, in [-1, 1]² (rustworkx's
+    Fruchterman-Reingold spring layout), the same for the same graph."""
+    import rustworkx
+
+    size = graph.num_nodes()
+    if size == 1:
+        return [(0.0, 0.0)]
+    if size == 2:
+        return [(-1.0, 0.0), (1.0, 0.0)]
+    iterations = max(8, min(60, _LAYOUT_WORK // (size**2 * 5)))
+    positions = rustworkx.spring_layout(
+        graph, num_iter=iterations, seed=seed, weight_fn=lambda w: w, scale=1.0
+    )
+    return [tuple(positions[i]) for i in graph.node_indices()]
+
+
+def _pack(sizes: list[float], gap: float) -> list[tuple[float, float]]:
+    """Centres for squares of side ``sizes`` (largest first), packed in rows about as
+    wide as the whole is tall: shelves filled left to right, each as tall as its first."""
+    width = max(max(sizes), (sum((s + gap) ** 2 for s in sizes) ** 0.5) * 1.25)
+    centres, x, y, row = [], 0.0, 0.0, 0.0
+    for side in sizes:
+        if x > 0 and x + side > width:
+            x, y, row = 0.0, y + row + gap, 0.0
+        centres.append((x + side / 2, y + side / 2))
+        x, row = x + side + gap, max(row, side)
+    return centres
+
+
 def _layout(
     node_ids: list[int], edges: list[tuple[int, int, int]]
 ) -> dict[int, tuple[float, float]]:
-    """Force-directed positions in [-1, 1]² (rustworkx's Fruchterman-Reingold spring
-    layout), the same for the same graph."""
+    """Positions in [-1, 1]², the same for the same graph: each connected component laid
+    out force-directed on its own, scaled to its size, and the components packed side by
+    side, largest first (a spring layout of the whole flings the small ones to the
+    corners)."""
     import rustworkx
 
+    if not node_ids:
+        return {}
     graph = rustworkx.PyGraph()
     index = dict(zip(node_ids, graph.add_nodes_from(node_ids), strict=True))
     graph.add_edges_from([(index[s], index[o], float(w)) for s, o, w in edges])
-    if len(node_ids) < 2:
-        return {n: (0.0, 0.0) for n in node_ids}
-    iterations = max(8, min(60, _LAYOUT_WORK // (len(node_ids) ** 2 * 5)))
-    positions = rustworkx.spring_layout(
-        graph, num_iter=iterations, seed=7, weight_fn=lambda w: w, scale=1.0
+    order = {i: at for at, i in enumerate(index.values())}  # the order nodes came in
+    components = sorted(
+        (sorted(c, key=order.__getitem__) for c in rustworkx.connected_components(graph)),
+        key=lambda c: (-len(c), order[c[0]]),
     )
-    return {node: tuple(positions[i]) for node, i in index.items()}
+    # A component of n nodes takes a square of side proportional to √n.
+    sides = [2 * len(c) ** 0.5 for c in components]
+    centres = _pack(sides, gap=1.0)
+    placed: dict[int, tuple[float, float]] = {}
+    for component, side, (cx, cy) in zip(components, sides, centres, strict=True):
+        sub = graph.subgraph(component)
+        half = side / 2 if len(component) > 1 else 0.0
+        payloads = [sub[i] for i in sub.node_indices()]
+        for node, (x, y) in zip(payloads, _spring(sub, seed=7), strict=True):
+            placed[node] = (cx + x * half, cy + y * half)
+    xs = [x for x, _ in placed.values()]
+    ys = [y for _, y in placed.values()]
+    mid_x, mid_y = (min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2
+    reach = max(max(xs) - min(xs), max(ys) - min(ys)) / 2 or 1.0
+    return {n: ((x - mid_x) / reach, (y - mid_y) / reach) for n, (x, y) in placed.items()}
 
 
 def concept_graph_view(
     *,
     user: Any,
     center: str | None = None,
+    ref: str | None = None,
     hops: int = 2,
     type: str | None = None,
     relation: str | None = None,
@@ -568,8 +628,9 @@ def concept_graph_view(
     project: str | None = None,
 ) -> dict[str, Any]:
     """The visible graph as the Knowledge graph page draws it: the ``limit`` most
-    mentioned entities (or those within ``hops`` of ``center``), of ``type``, the edges
-    among them (of ``relation``), and force-directed positions."""
+    mentioned entities (or those within ``hops`` of ``center``, an entity named, or of the
+    entity ``ref``), of ``type``, the edges among them (of ``relation``), and positions
+    (``_layout``)."""
     if not 1 <= limit <= MAX_VIEW_NODES:
         raise InvalidInput(f"limit must be between 1 and {MAX_VIEW_NODES}.")
     if not 1 <= hops <= MAX_VIEW_HOPS:
@@ -581,8 +642,11 @@ def concept_graph_view(
     if relation:
         triples = triples.filter(relation=relation)
     focus = None
-    if center:
-        focus = concept_entity_find_visible(user=user, name=center, project=project)
+    if center or ref:
+        if ref:
+            focus = concept_entity_get_visible(user=user, ref=ref, project=project)
+        else:
+            focus = concept_entity_find_visible(user=user, name=center, project=project)
         ids, frontier = {focus.id}, {focus.id}
         for _ in range(hops):
             reached = {n for s, _, o in _hop(triples, frontier) for n in (s, o)} - ids

@@ -16,6 +16,8 @@ from memoryhub.engine.htmx import htmx_render
 from teams.services import Actor
 
 PAGE = "concepts/graph.html"
+# Facts quoted under each relation of the entity panel; the rest are linked.
+FACTS_PER_RELATION = 5
 
 
 def _int(value: str | None, default: int) -> int:
@@ -51,6 +53,7 @@ def graph_data_view(request: HttpRequest) -> JsonResponse:
         data = selectors.concept_graph_view(
             user=request.user,
             center=request.GET.get("center") or None,
+            ref=request.GET.get("ref") or None,
             hops=_int(request.GET.get("hops"), 2),
             type=request.GET.get("type") or None,
             relation=request.GET.get("relation") or None,
@@ -73,13 +76,17 @@ def graph_stats_view(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 def graph_entity_view(request: HttpRequest, ref: str) -> HttpResponse:
-    """The side panel of one entity (by its ref): its relations and the facts that
-    mention it."""
+    """The side panel of one entity (by its ref): its relations, each with the facts that
+    state it, and the facts that mention it."""
     try:
         entity = selectors.concept_entity_get_visible(user=request.user, ref=ref)
     except NotFound:
         raise Http404("No such entity.") from None
     relations = selectors.concept_relations(user=request.user, entity=entity, limit=100)
+    texts = selectors.concept_relation_facts(user=request.user, relations=relations)
+    for relation in relations:
+        facts = [{"id": i, "content": texts[i]} for i in relation["source_fact_ids"] if i in texts]
+        relation["facts"], relation["more"] = facts[:FACTS_PER_RELATION], facts[FACTS_PER_RELATION:]
     sources = selectors.concept_entity_sources(user=request.user, entity=entity, limit=50)
     context = {"entity": entity, "relations": relations, "sources": sources}
     return render(request, "concepts/_entity.html", context)

@@ -41,6 +41,8 @@ def test_each_library_is_pinned_to_the_version_its_lock_holds():
 def test_the_served_files_say_they_are_the_locked_versions():
     banner = (STATIC / "chart.js" / "chart.umd.min.js").read_text()[:200]
     assert f"Chart.js v{locked()['chart.js']}\n" in banner
+    graph = (STATIC / "cytoscape" / "cytoscape.min.js").read_text()
+    assert f'version="{locked()["cytoscape"]}"' in graph
 
 
 def test_the_served_files_are_the_locked_packages_own():

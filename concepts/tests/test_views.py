@@ -81,6 +81,44 @@ def test_a_neighbourhood_is_the_entities_within_n_hops(world, owner_client):
     assert [(e["r"], e["w"]) for e in typed["edges"]] == [("runs_on", 1)]
 
 
+def test_a_neighbourhood_may_be_asked_for_by_ref_as_a_click_does(
+    world, owner_client, outsider_client
+):
+    postgres = Entity.objects.get(key="postgres")
+    near = owner_client.get("/graph/data/", {"ref": postgres.ref, "hops": 1}).json()
+    assert names(near) == {"Postgres", "Ledgerd"} and near["center"] == postgres.ref
+    hidden = outsider_client.get("/graph/data/", {"ref": postgres.ref, "hops": 1})
+    assert hidden.status_code == 404
+    assert owner_client.get("/graph/data/", {"ref": postgres.pk}).status_code == 404
+
+
+def test_the_layout_packs_components_side_by_side_within_the_square():
+    from concepts.selectors import _layout
+
+    ring = [(n, (n + 1) % 12, 1) for n in range(12)]  # one component of twelve
+    pairs = [(100 + n, 101 + n, 1) for n in range(0, 20, 2)]  # ten of two
+    nodes = list(range(12)) + list(range(100, 120)) + [200, 201, 202]  # three alone
+    placed = _layout(nodes, ring + pairs)
+    assert placed == _layout(nodes, ring + pairs)  # the same for the same graph
+    assert set(placed) == set(nodes)
+    xs, ys = [x for x, _ in placed.values()], [y for _, y in placed.values()]
+    assert min(xs) >= -1 and max(xs) <= 1 and min(ys) >= -1 and max(ys) <= 1
+    assert max(max(xs) - min(xs), max(ys) - min(ys)) == pytest.approx(2)
+
+    def box(ids):
+        return (min(placed[i][0] for i in ids), min(placed[i][1] for i in ids),
+                max(placed[i][0] for i in ids), max(placed[i][1] for i in ids))  # fmt: skip
+
+    # No component's box meets another's, and the pairs and single nodes are not flung
+    # to the corners: the whole is about as wide as it is tall.
+    boxes = [box(range(12))] + [box((100 + n, 101 + n)) for n in range(0, 20, 2)]
+    boxes += [box((n,)) for n in (200, 201, 202)]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert a[2] < b[0] or b[2] < a[0] or a[3] < b[1] or b[3] < a[1]
+    assert 0.4 < (max(ys) - min(ys)) / (max(xs) - min(xs)) < 2.5
+
+
 def test_bad_graph_parameters_answer_400_with_a_reason(world, owner_client, outsider_client):
     for params in ({"limit": 10**9}, {"hops": 9, "center": "Postgres"}, {"type": "planet"},
                    {"limit": "many"}):  # fmt: skip
@@ -92,12 +130,17 @@ def test_bad_graph_parameters_answer_400_with_a_reason(world, owner_client, outs
 
 
 def test_the_entity_panel_lists_relations_and_links_their_source_facts(
-    world, owner_client, outsider_client
+    world, owner_client, teammate_client, outsider_client
 ):
     ledgerd = Entity.objects.get(key="ledgerd")
     panel = owner_client.get(f"/graph/entities/{ledgerd.ref}/").content.decode()
     assert "runs_on" in panel and "calls" in panel
     assert 'href="/memory/' in panel
+    # Each relation quotes the facts behind it; the teammate's panel not the private one.
+    assert panel.count("Ledgerd runs on Postgres.") == 2  # under runs_on, and as a mention
+    assert "Ledgerd calls Nightjar." in panel
+    theirs = teammate_client.get(f"/graph/entities/{ledgerd.ref}/").content.decode()
+    assert "Ledgerd runs on Postgres." in theirs and "Nightjar" not in theirs
     assert outsider_client.get(f"/graph/entities/{ledgerd.ref}/").status_code == 404
     assert owner_client.get(f"/graph/entities/{ledgerd.pk}/").status_code == 404
 
