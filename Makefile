@@ -89,10 +89,13 @@ run: $(VENV)/.installed-run
 
 # The whole suite on both engines at once: SQLite in the foreground, and PostgreSQL
 # (a throwaway server with pgvector from the test extras, on Redis database 14 so the two
-# runs never share a queue) with its output kept and shown when it ends.
+# runs never share a queue) with its output kept and shown when it ends. The test process
+# serves live servers, in-process endpoints and search threads of hundreds of tests from
+# one pool of connections: a larger pool than a server process needs.
 PG_TEST_LOG ?= $(VENV)/test-postgres.log
+PG_TEST_POOL ?= 40
 test: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed $(VENDOR)/node_modules/.installed
-	@MEMORYHUB_TEST_REDIS_URL=redis://127.0.0.1:6379/14 \
+	@MEMORYHUB_TEST_REDIS_URL=redis://127.0.0.1:6379/14 DB_POOL_MAX_SIZE=$(PG_TEST_POOL) \
 	  $(PY) -m memoryhub.engine.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS) \
 	  > $(PG_TEST_LOG) 2>&1 & pg=$$!; \
 	echo "== SQLite (PostgreSQL runs beside it, into $(PG_TEST_LOG))"; \
@@ -106,7 +109,7 @@ test-sqlite: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A1
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test-postgres: $(VENV)/.installed-test $(NODE_CLIENT)/node_modules/.installed $(A11Y)/node_modules/.installed $(VENDOR)/node_modules/.installed
-	$(PY) -m memoryhub.engine.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS)
+	DB_POOL_MAX_SIZE=$(PG_TEST_POOL) $(PY) -m memoryhub.engine.db.embedded_postgres -- $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-test
 	$(PY) -m ruff check .

@@ -9,7 +9,8 @@ def test_login_shows_the_dashboard_with_navigation(page, live_server, login, own
     page.goto(f"{live_server.url}/")
     assert page.url.startswith(f"{live_server.url}/login/")
     login(owner)
-    assert page.locator("h1").inner_text() == "Welcome, alice"
+    assert page.locator("h1").inner_text() == "Memory at a glance"
+    assert "alice" in page.locator("header").inner_text()
     nav = page.locator("nav.nav").inner_text()
     for item in (
         "Memory",

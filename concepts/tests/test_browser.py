@@ -155,6 +155,19 @@ def test_the_opening_view_of_1000_facts_is_focused_readable_and_grows_on_click(
     view = page.locator("#graph-view").bounding_box()
     assert all(b["x2"] > 0 and b["x1"] < view["width"] for b in boxes)
 
+    # Zoomed in, labels keep their size on screen and still never overlap.
+    tallest = max(b["y2"] - b["y1"] for b in boxes)
+    page.evaluate(
+        "() => { const cy = window.conceptGraph.cy;"
+        " cy.zoom({level: cy.zoom() * 2.5, renderedPosition: {x: 400, y: 300}}); }"
+    )
+    page.wait_for_timeout(1000)
+    overlaps, zoomed = label_overlaps(page)
+    assert overlaps == 0 and zoomed
+    assert max(b["y2"] - b["y1"] for b in zoomed) <= 1.6 * tallest
+    page.evaluate("() => window.conceptGraph.cy.zoom(window.conceptGraph.cy.zoom() / 2.5)")
+    page.wait_for_timeout(500)
+
     # A click on an entity with neighbours not yet shown adds them.
     refs = page.evaluate("() => window.conceptGraph.cy.nodes().map(n => n.id())")
     labelled = [b["ref"] for b in boxes]

@@ -103,9 +103,16 @@
       var zoom = cy.zoom(), width = el.clientWidth, height = el.clientHeight;
       var placed = [], bodies = [];
       if (state.labelZoom !== zoom) {
+        var opening = state.labelZoom === null;  // made at this zoom: measured right
         cy.batch(function () { labelSizes(cy.nodes(), zoom); });
-        cy.nodes().updateStyle();  // and the label sizes measured again
+        cy.nodes().updateStyle();
         state.labelZoom = zoom;
+        if (!opening) {
+          // Cytoscape measures a label again once it has drawn it at its new size:
+          // place the labels by those measures, after the next frame is drawn.
+          window.requestAnimationFrame(function () { window.requestAnimationFrame(placeLabels); });
+          return;
+        }
       }
       cy.batch(function () {
         state.order.forEach(function (node) {
