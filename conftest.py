@@ -372,100 +372,82 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+class ServerProcesses:
+    """Server processes a test starts on the test database (as ``make run`` serves them),
+    each answered once it serves, all stopped with the test."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.started: list[subprocess.Popen] = []
+
+    def start(self, name: str, command: list[str], *, env: dict[str, str], probe: str) -> None:
+        """Run ``command`` and wait until ``probe`` gets any answer (it is serving)."""
+        import httpx
+
+        log = self.tmp_path / f"{name}.log"
+        proc = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT
+        )
+        self.started.append(proc)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited early:\n{log.read_text()}")
+            try:
+                httpx.get(probe, timeout=2)
+                return
+            except httpx.TransportError:
+                time.sleep(0.2)
+        raise RuntimeError(f"{name} not ready after 60s:\n{log.read_text()}")
+
+    def stop(self) -> None:
+        for proc in self.started:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 @pytest.fixture
 def start_web(tmp_path) -> Iterator[Callable[..., str]]:
     """Start the web server (gunicorn, as ``make run`` does) on the test database and
     answer its base URL. Each call is one more server sharing the data: one process of
     two threads, or ``workers`` processes of ``threads`` threads (``make run`` serves
     with ``MEMORYHUB_WEB_WORKERS`` processes of 4 threads)."""
-    started: list[subprocess.Popen] = []
+    servers = ServerProcesses(tmp_path)
 
     def start(redis_url: str = "", *, workers: int = 1, threads: int = 2, **env_extra: str) -> str:
-        import httpx
-
         port = _free_port()
-        env = worker_env(data_dir=tmp_path, redis_url=redis_url) | env_extra
-        log = tmp_path / f"web-{port}.log"
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "memoryhub.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--workers",
-                str(workers),
-                "--threads",
-                str(threads),
-            ],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=log.open("w"),
-            stderr=subprocess.STDOUT,
-        )
-        started.append(proc)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"web server exited early:\n{log.read_text()}")
-            try:
-                httpx.get(f"{url}/login/", timeout=2)  # any answer: it is serving
-                return url
-            except httpx.TransportError:
-                time.sleep(0.2)
-        raise RuntimeError(f"web server not ready after 60s:\n{log.read_text()}")
+        command = [sys.executable, "-m", "gunicorn", "memoryhub.wsgi:application",
+                   "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+                   "--threads", str(threads)]  # fmt: skip
+        env = worker_env(data_dir=tmp_path, redis_url=redis_url) | env_extra
+        servers.start(f"web-{port}", command, env=env, probe=f"{url}/login/")
+        return url
 
     yield start
-    for proc in started:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    servers.stop()
 
 
 @pytest.fixture
 def start_chat(tmp_path) -> Iterator[Callable[..., str]]:
     """Start the OpenAI-compatible endpoint (uvicorn, as ``make run`` does) on the test
     database and answer its base URL, ``.../v1``."""
-    started: list[subprocess.Popen] = []
+    servers = ServerProcesses(tmp_path)
 
     def start(**env_extra: str) -> str:
-        import httpx
-
         port = _free_port()
-        log = tmp_path / f"chat-{port}.log"
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "memoryhub.asgi:chat", "--port", str(port)],
-            cwd=REPO_ROOT,
-            env=worker_env(data_dir=tmp_path) | env_extra,
-            stdout=log.open("w"),
-            stderr=subprocess.STDOUT,
-        )
-        started.append(proc)
         url = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"chat endpoint exited early:\n{log.read_text()}")
-            try:
-                httpx.get(f"{url}/models", timeout=2)  # any answer: it is serving
-                return url
-            except httpx.TransportError:
-                time.sleep(0.2)
-        raise RuntimeError(f"chat endpoint not ready after 60s:\n{log.read_text()}")
+        command = [sys.executable, "-m", "uvicorn", "memoryhub.asgi:chat", "--port", str(port)]
+        env = worker_env(data_dir=tmp_path) | env_extra
+        servers.start(f"chat-{port}", command, env=env, probe=f"{url}/models")
+        return url
 
     yield start
-    for proc in started:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    servers.stop()
 
 
 class RedisServer:
