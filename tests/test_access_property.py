@@ -53,7 +53,7 @@ from facts.models import Fact
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.errors import ApplicationError
 from memoryhub.engine.models import MemoryConfig
-from teams.models import Membership, Role, Visibility
+from teams.models import AgentToken, Membership, MemorySettings, Role, Visibility
 from teams.services import Actor, agent_token_create
 from wiki.models import Page, PageRevision
 
@@ -187,16 +187,46 @@ class AccessWorld(RuleBasedStateMachine):
             self.scopes.setdefault(marker, set()).add(scope)
 
     def audience(
-        self, marker: str, teams: dict[int, set[int]], fleet: str | None = None
+        self,
+        marker: str,
+        teams: dict[int, set[int]],
+        fleet: str | None = None,
+        reading_team: dict[int, int | None] | None = None,
     ) -> set[int]:
-        """Who may read ``marker``: as a person, or (``fleet``) as an agent of a fleet."""
+        """Who may read ``marker``: as a person, or (``fleet``) as an agent of a fleet
+        that reads the team rows of one team (``reading_team``, by user; None: of every
+        team of theirs)."""
+        reading_team = reading_team or {}
+
+        def agent_reads(user_id: int, scope: Scope) -> bool:
+            active = reading_team.get(user_id)
+            return (
+                active is None
+                or scope.visibility != Visibility.TEAM
+                or scope.owner == user_id
+                or scope.team == active
+            )
+
         return {
             user.pk
             for user in self.users
             if any(
-                scope.admits(user.pk, teams) and (fleet is None or scope.fleet in ("", fleet))
+                scope.admits(user.pk, teams)
+                and (fleet is None or (scope.fleet in ("", fleet) and agent_reads(user.pk, scope)))
                 for scope in self.scopes.get(marker, ())
             )
+        }
+
+    def reading_teams(self) -> dict[int, int | None]:
+        """The team each user's fleet probe reads the team rows of: the team its token
+        names, else its user's active team (None: every team of theirs)."""
+        active = dict(MemorySettings.objects.values_list("user_id", "active_team_id"))
+        named = dict(
+            AgentToken.objects.filter(name="fleet-probe").values_list("user_id", "team_id")
+        )
+        return {
+            user.pk: named.get(user.pk) if named.get(user.pk) is not None else active.get(user.pk)
+            for user in self.users
         }
 
     def stored(self, *, derived: bool = True) -> list[tuple[str, Scope]]:
@@ -255,6 +285,16 @@ class AccessWorld(RuleBasedStateMachine):
             (cat, blue, Role.MEMBER),
         ):
             Membership.objects.create(user=user, team=team, role=role)
+        # ann's fleet probe names red: it reads red's team rows whatever she makes active.
+        AgentToken.objects.filter(user=ann, name="fleet-probe").update(team=red)
+
+    @rule(user=st.integers(0, 3), team=st.integers(-1, 1))
+    def set_active_team(self, user: int, team: int) -> None:
+        member = self.users[user]
+        group = self.teams[team] if team >= 0 else None
+        if group is not None and not Membership.objects.filter(user=member, team=group).exists():
+            return  # Settings offer only a team one belongs to
+        MemorySettings.objects.update_or_create(user=member, defaults={"active_team": group})
 
     @rule(user=st.integers(0, 3), team=st.integers(0, 1), join=st.booleans(), admin=st.booleans())
     def change_membership(self, user: int, team: int, join: bool, admin: bool) -> None:
@@ -577,14 +617,18 @@ class AccessWorld(RuleBasedStateMachine):
             active = sum(1 for f in visible if f.status == "active")
             stats = api.get("/api/memories/stats").json()
             assert stats["total"] == active, (user.username, stats, active)
-            # The user's agent of a fleet, on every path but the cross-fleet reads.
+            # The user's agent of a fleet, on every path but the cross-fleet reads, reading
+            # the team rows of its token's team or its user's active team.
             agent, actor = self.fleet_agents[user.pk]
+            reading = self.reading_teams()
+            actor.user.agent_team_id = reading[user.pk]  # as its token's authentication sets it
             reads = read_everything(
                 agent, None, user, markers, searched, fact_ids, page_ids, slugs, actor=actor
             )
             for label, text in reads:
                 for marker in markers_in(text):
-                    assert user.pk in self.audience(marker, teams, fleet=PROBE_FLEET), (
+                    audience = self.audience(marker, teams, fleet=PROBE_FLEET, reading_team=reading)
+                    assert user.pk in audience, (
                         f"{user.username}'s {PROBE_FLEET} agent reads {marker} through {label}; "
                         f"it was written only in {self.scopes.get(marker)}"
                     )
