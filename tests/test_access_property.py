@@ -95,13 +95,18 @@ class Scope:
         fleet = getattr(row, "fleet", "")
         return cls(owner=row.owner_id, visibility=row.visibility, team=team, fleet=fleet)
 
-    def admits(self, user_id: int, teams: dict[int, set[int]]) -> bool:
+    def admits(
+        self, user_id: int, teams: dict[int, set[int]], reading_team: int | None = None
+    ) -> bool:
+        """Whether ``user_id`` reads the row; as an agent reading the team rows of one
+        team only (``reading_team``), of that team's."""
         if self.visibility == Visibility.GLOBAL or self.owner == user_id:
             return True
         return (
             self.visibility == Visibility.TEAM
             and self.team is not None
             and self.team in teams.get(user_id, set())
+            and reading_team in (None, self.team)
         )
 
 
@@ -197,33 +202,21 @@ class AccessWorld(RuleBasedStateMachine):
         that reads the team rows of one team (``reading_team``, by user; None: of every
         team of theirs)."""
         reading_team = reading_team or {}
-
-        def agent_reads(user_id: int, scope: Scope) -> bool:
-            active = reading_team.get(user_id)
-            return (
-                active is None
-                or scope.visibility != Visibility.TEAM
-                or scope.owner == user_id
-                or scope.team == active
-            )
-
         return {
             user.pk
             for user in self.users
             if any(
-                scope.admits(user.pk, teams)
-                and (fleet is None or (scope.fleet in ("", fleet) and agent_reads(user.pk, scope)))
+                scope.admits(user.pk, teams, reading_team.get(user.pk))
+                and (fleet is None or scope.fleet in ("", fleet))
                 for scope in self.scopes.get(marker, ())
             )
         }
 
-    def reading_teams(self) -> dict[int, int | None]:
-        """The team each user's fleet probe reads the team rows of: the team its token
-        names, else its user's active team (None: every team of theirs)."""
+    def reading_teams(self, token: str) -> dict[int, int | None]:
+        """The team each user's agent token named ``token`` reads the team rows of: the
+        team the token names, else its user's active team (None: every team of theirs)."""
         active = dict(MemorySettings.objects.values_list("user_id", "active_team_id"))
-        named = dict(
-            AgentToken.objects.filter(name="fleet-probe").values_list("user_id", "team_id")
-        )
+        named = dict(AgentToken.objects.filter(name=token).values_list("user_id", "team_id"))
         return {
             user.pk: named.get(user.pk) if named.get(user.pk) is not None else active.get(user.pk)
             for user in self.users
@@ -611,7 +604,11 @@ class AccessWorld(RuleBasedStateMachine):
                     f"{user.username} reads {marker} through {label}; it was written only "
                     f"in {self.scopes.get(marker)}"
                 )
-            visible = [f for f in Fact.objects.all() if Scope.of(f).admits(user.pk, teams)]
+            # The counts are the probe agent's: of its user's active team's team rows.
+            probe_team = self.reading_teams("probe")[user.pk]
+            visible = [
+                f for f in Fact.objects.all() if Scope.of(f).admits(user.pk, teams, probe_team)
+            ]
             stats = api.get("/api/memories/stats", {"status": "all"}).json()
             assert stats["total"] == len(visible), (user.username, stats, len(visible))
             active = sum(1 for f in visible if f.status == "active")
@@ -620,7 +617,7 @@ class AccessWorld(RuleBasedStateMachine):
             # The user's agent of a fleet, on every path but the cross-fleet reads, reading
             # the team rows of its token's team or its user's active team.
             agent, actor = self.fleet_agents[user.pk]
-            reading = self.reading_teams()
+            reading = self.reading_teams("fleet-probe")
             actor.user.agent_team_id = reading[user.pk]  # as its token's authentication sets it
             reads = read_everything(
                 agent, None, user, markers, searched, fact_ids, page_ids, slugs, actor=actor
