@@ -135,8 +135,25 @@ def chat_endpoint(env: dict[str, str]) -> Iterator[str]:
         stop_process_group(process)
 
 
-def streamed(client: httpx.Client, url: str, headers: dict[str, str], question: str):
-    """One streamed call: (seconds to the first content event, seconds in all, events)."""
+def server_timing(header: str) -> dict[str, float]:
+    """``auth;dur=1.9, recall;dur=20.8`` as {step: seconds}."""
+    steps: dict[str, float] = {}
+    for part in header.split(","):
+        name, _, rest = part.strip().partition(";dur=")
+        with contextlib.suppress(ValueError):
+            steps[name] = float(rest) / 1000
+    return steps
+
+
+def streamed(
+    client: httpx.Client,
+    url: str,
+    headers: dict[str, str],
+    question: str,
+    steps: dict[str, list[float]] | None = None,
+):
+    """One streamed call: (seconds to the first content event, seconds in all, events);
+    the endpoint's own account of its steps (Server-Timing) added to ``steps``."""
     body = {
         "model": "bench-model",
         "stream": True,
@@ -146,6 +163,9 @@ def streamed(client: httpx.Client, url: str, headers: dict[str, str], question: 
     first, count = None, 0
     with client.stream("POST", f"{url}/chat/completions", json=body, headers=headers) as answer:
         assert answer.status_code == 200, answer.read()
+        if steps is not None:
+            for step, seconds in server_timing(answer.headers.get("server-timing", "")).items():
+                steps.setdefault(step, []).append(seconds)
         for line in answer.iter_lines():
             if line.startswith("data: {"):
                 if first is None:
@@ -176,6 +196,7 @@ def measure(size: int, *, questions: list[str], actor, secret: str, env, model: 
         ):
             pace["seconds"] = seconds
             figures: dict[str, list[tuple[float, float, int]]] = {"direct": [], "memoryhub": []}
+            steps: dict[str, list[float]] = {}
             asked = questions[WARMUP + calls :]
             for index in range(WARMUP):
                 streamed(client, through, ours, asked[index])
@@ -184,7 +205,8 @@ def measure(size: int, *, questions: list[str], actor, secret: str, env, model: 
                 question = asked[WARMUP + index]
                 pair = [("memoryhub", through, ours), ("direct", model, {})]
                 for name, url, headers in pair if index % 2 else reversed(pair):
-                    figures[name].append(streamed(client, url, headers, question))
+                    kept = steps if name == "memoryhub" else None
+                    figures[name].append(streamed(client, url, headers, question, kept))
             for name in ("direct", "memoryhub"):
                 first = Timing.of([f for f, _, _ in figures[name]])
                 total = Timing.of([t for _, t, _ in figures[name]])
@@ -193,6 +215,14 @@ def measure(size: int, *, questions: list[str], actor, secret: str, env, model: 
                 )
                 rows.append([f"{size:,}", label, name, first.p50, first.p95, total.p50, total.p95,
                              f"{rate:,.0f}", first.n])  # fmt: skip
+            if not seconds:
+                parts = {step: Timing.of(values) for step, values in steps.items()}
+                print(
+                    f"at {size:,} facts, where the endpoint's time goes before the model "
+                    "answers (Server-Timing p50 / p95 ms): "
+                    + ", ".join(f"{step} {t.p50:.1f} / {t.p95:.1f}" for step, t in parts.items()),
+                    flush=True,
+                )
     direct_first = rows[0][4]
     ours_first = rows[1][4]
     added = ours_first - direct_first

@@ -301,6 +301,31 @@ def test_recall_and_capture_can_be_switched_off_for_one_call(upstream, client_of
     assert not upstream.extractions
 
 
+def test_an_answer_says_how_long_each_step_before_the_model_took(
+    upstream, client_of, owner, remember
+):
+    remember(owner, "Alice's production database runs on host db-prod-3")
+    alice = client_of(owner)
+
+    def steps(**extra) -> dict[str, float]:
+        raw = alice.chat.completions.with_raw_response.create(
+            model="test-model",
+            messages=[{"role": "user", "content": "Which host runs the production database?"}],
+            **extra,
+        )
+        timing = {}
+        for part in raw.headers["server-timing"].split(","):
+            name, _, duration = part.strip().partition(";dur=")
+            timing[name] = float(duration)
+        return timing
+
+    timing = steps()
+    assert list(timing) == ["auth", "recall", "prepare", "upstream"]
+    assert all(ms >= 0 for ms in timing.values())
+    assert timing["recall"] <= timing["prepare"]
+    assert "recall" not in steps(extra_headers={"X-MemoryHub-Recall": "off"})
+
+
 @pytest.mark.parametrize(
     ("plan", "error", "status"),
     [

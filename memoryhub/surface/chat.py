@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +109,8 @@ class Turn:
     recalled: int = 0
     messages: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Milliseconds spent on each step before the chat model is asked (Server-Timing).
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def chat_upstream(token: AgentToken | None = None) -> Upstream:
@@ -323,9 +326,11 @@ def turn_prepare(*, actor: Actor, raw: bytes, headers: dict[str, str]) -> Turn:
         messages=messages,
     )
     if recall:
+        started = time.perf_counter()
         body["messages"], turn.recalled, turn.notes = turn_messages(
             actor=actor, messages=messages, project=turn.project or None
         )
+        turn.timings["recall"] = (time.perf_counter() - started) * 1000
     turn.body = json.dumps(body, ensure_ascii=False).encode("utf-8")
     return turn
 

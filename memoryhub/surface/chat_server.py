@@ -25,6 +25,7 @@ import asyncio
 import io
 import json
 import logging
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -179,9 +180,11 @@ class ChatEndpoint:
                     f"The body is over {settings.MEMORYHUB_CHAT_MAX_BODY_BYTES} bytes.",
                     "invalid_request_error",
                 )
+        started = time.perf_counter()
         actor = await self._actor(request, body)
         if isinstance(actor, Response):
             return actor
+        authenticated = time.perf_counter()
         if not actor.token.has_scope("read"):
             return error(
                 403,
@@ -213,6 +216,11 @@ class ChatEndpoint:
             headers = {k.lower(): v for k, v in request.headers.items()}
             try:
                 turn = await in_thread(turn_prepare, actor=actor, raw=body, headers=headers)
+                turn.timings = {
+                    "auth": (authenticated - started) * 1000,
+                    **turn.timings,
+                    "prepare": (time.perf_counter() - authenticated) * 1000,
+                }
             except ApplicationError as exc:
                 outcome = "no_chat_model" if exc.status_code == 503 else "invalid"
                 await in_thread(turn_refused, actor=actor, status=exc.status_code, outcome=outcome)
@@ -230,9 +238,12 @@ class ChatEndpoint:
     # --- Forwarding ------------------------------------------------------------------------
 
     def _headers(self, turn: Turn) -> dict[str, str]:
-        headers = {"X-MemoryHub-Recalled": str(turn.recalled)}
-        if not turn.recall:
-            headers["X-MemoryHub-Recalled"] = "off"
+        """What MemoryHub adds to an answer: how many items it recalled, and the time
+        each step took before the chat model answered (Server-Timing, milliseconds)."""
+        headers = {
+            "X-MemoryHub-Recalled": str(turn.recalled) if turn.recall else "off",
+            "Server-Timing": ", ".join(f"{step};dur={ms:.1f}" for step, ms in turn.timings.items()),
+        }
         return headers
 
     def _upstream_failed(self, turn: Turn, exc: httpx.HTTPError) -> JSONResponse:
@@ -291,12 +302,14 @@ class ChatEndpoint:
             log.exception("Could not finish a chat turn of %s", actor.label)
 
     async def _complete(self, actor: Actor, turn: Turn) -> Response:
+        started = time.perf_counter()
         try:
             answer = await self.client.post(
                 turn.upstream.completions,
                 content=turn.body,
                 headers=turn.upstream.headers(stream=False),
             )
+            turn.timings["upstream"] = (time.perf_counter() - started) * 1000
         except httpx.HTTPError as exc:
             response = self._upstream_failed(turn, exc)
             await self._finish(
@@ -343,8 +356,10 @@ class ChatEndpoint:
             content=turn.body,
             headers=turn.upstream.headers(stream=True),
         )
+        started = time.perf_counter()
         try:
             upstream = await self.client.send(request, stream=True)
+            turn.timings["upstream"] = (time.perf_counter() - started) * 1000
         except httpx.HTTPError as exc:
             failed = self._upstream_failed(turn, exc)
             await self._finish(
