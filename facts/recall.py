@@ -13,6 +13,7 @@
 """
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -338,9 +339,13 @@ def fact_recall(
     char_budget: int | None = None,
     category_budget: dict[str, int] | None = None,
     touch: bool = True,
+    count_later: bool = False,
     tuning: RecallTuning | None = None,
 ) -> RecallResult:
-    """Recall the facts relevant to ``query`` for the acting user."""
+    """Recall the facts relevant to ``query`` for the acting user. ``touch``: record the
+    use (the recall served, an access of each fact recalled, the audit of others' facts
+    read); with ``count_later``, only the audit, the caller counting the use with
+    ``fact_recall_count`` once its answer is on its way."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("The query must not be empty.")
     if len(query) > MAX_QUERY_LENGTH:
@@ -370,7 +375,7 @@ def fact_recall(
     mode, by_id = gathered.mode, gathered.rows
     if not gathered.candidates:
         if touch:
-            _record_use(actor, [], project)
+            _record_use(actor, [], project, count=not count_later)
         return RecallResult(block="", items=[], mode=mode, notes=notes)
     bm25_rank, vec_rank = gathered.bm25_rank, gathered.vec_rank
     candidates = gathered.candidates
@@ -423,7 +428,7 @@ def fact_recall(
 
     block = "\n".join([BLOCK_HEADER, *(item.line() for item in chosen)]) if chosen else ""
     if touch:
-        _record_use(actor, [item.fact for item in chosen], project)
+        _record_use(actor, [item.fact for item in chosen], project, count=not count_later)
     return RecallResult(block=block, items=chosen, mode=mode, notes=notes)
 
 
@@ -442,18 +447,17 @@ def _restatements(ids: set[int]) -> dict[int, set[int]]:
 
 
 @transaction.atomic
-def _record_use(actor: Actor, recalled: list[Fact], project: str | None) -> None:
-    """Count the recall served and one more access of each recalled fact, and audit the
-    reading of other people's facts, in the request: an audit event is written with the
-    read it records, or the read fails."""
+def _record_use(
+    actor: Actor, recalled: list[Fact], project: str | None, *, count: bool = True
+) -> None:
+    """Count the recall served and one more access of each recalled fact (unless
+    ``count`` is off), and audit the reading of other people's facts, in the request: an
+    audit event is written with the read it records, or the read fails."""
     others = [fact.pk for fact in recalled if fact.owner_id != actor.user.pk]
     if not others:
         # Counts alone are not worth a disk flush per recall; an audit event is.
         commit_unflushed()
-    recall_day_count(user_id=actor.user.pk)
-    if recalled:
-        fact_touch(fact_ids=[fact.pk for fact in recalled])
-    if others:
+    else:
         audit_log(
             actor=actor,
             action="recall.cross_scope",
@@ -461,3 +465,16 @@ def _record_use(actor: Actor, recalled: list[Fact], project: str | None) -> None
             target_id=others[0],
             details={"ids": others, "project": project or ""},
         )
+    if count:
+        fact_recall_count(user_id=actor.user.pk, fact_ids=[fact.pk for fact in recalled])
+
+
+@transaction.atomic
+def fact_recall_count(*, user_id: int, fact_ids: Sequence[int]) -> None:
+    """Count a recall served to user ``user_id`` and one more access of each fact it
+    held: bookkeeping, which a crash may lose (committed without a disk flush of its
+    own, unless the transaction around it writes what needs one)."""
+    commit_unflushed()
+    recall_day_count(user_id=user_id)
+    if fact_ids:
+        fact_touch(fact_ids=fact_ids)

@@ -195,7 +195,7 @@ def chat_preview_view(request: HttpRequest) -> HttpResponse:
         if form.cleaned_data["system"].strip():
             said.insert(0, {"role": "system", "content": form.cleaned_data["system"]})
         try:
-            sent, recalled, notes = turn_messages(
+            turn = turn_messages(
                 actor=agent_token_reads(form.cleaned_data["token"]),
                 messages=said,
                 project=form.cleaned_data["project"].strip() or None,
@@ -204,8 +204,8 @@ def chat_preview_view(request: HttpRequest) -> HttpResponse:
         except ApplicationError as exc:
             context["preview_error"], status = exc.message, exc.status_code
         else:
-            system = next((m["content"] for m in sent if m["role"] == "system"), "")
-            context["preview"] = {"system": system, "recalled": recalled, "notes": notes}
+            system = next((m["content"] for m in turn.messages if m["role"] == "system"), "")
+            context["preview"] = {"system": system, "recalled": turn.recalled, "notes": turn.notes}
     else:
         status = 400
     return render(request, "teams/agents.html#chat-preview", context, status=status)

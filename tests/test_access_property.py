@@ -716,7 +716,7 @@ def read_everything(api, session, user, markers, searched, fact_ids, page_ids, s
     # The OpenAI-compatible endpoint: what the chat model gets in its system message, for
     # the token's agent (the endpoint takes tokens only).
     said = [{"role": "user", "content": " ".join([FILLER, *markers])[:1000]}]
-    sent, _, _ = turn_messages(actor=token_actor(api), messages=said)
+    sent = turn_messages(actor=token_actor(api), messages=said).messages
     assert sent[-1] == said[0]  # the user's own words (all the markers) go on as they are
     yield "POST /v1/chat/completions, the system message", str(sent[:-1])
     yield (

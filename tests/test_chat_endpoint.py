@@ -301,6 +301,26 @@ def test_recall_and_capture_can_be_switched_off_for_one_call(upstream, client_of
     assert not upstream.extractions
 
 
+def test_a_turn_counts_its_recall_after_the_answer_and_audits_others_facts_with_the_read(
+    upstream, client_of, owner, teammate, team, remember
+):
+    from facts.models import RecallDay
+
+    fact = remember(owner, "The Platform team's database runs on host db-prod-3", visibility="team")
+    bob = client_of(teammate)
+    bob.chat.completions.create(
+        model="test-model",
+        messages=[{"role": "user", "content": "Which host runs the Platform database?"}],
+    )
+    assert "db-prod-3" in _system(upstream.turns[-1])
+    # The audit of reading alice's fact was written before the model was asked.
+    read = AuditEvent.objects.get(action="recall.cross_scope", actor=teammate)
+    assert read.details["ids"] == [fact.pk]
+    # The counts follow the answer.
+    _wait(lambda: Fact.objects.get(pk=fact.pk).access_count == fact.access_count + 1)
+    _wait(lambda: RecallDay.objects.filter(user=teammate, count=1).exists())
+
+
 def test_an_answer_says_how_long_each_step_before_the_model_took(
     upstream, client_of, owner, remember
 ):

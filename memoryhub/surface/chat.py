@@ -30,7 +30,7 @@ from typing import Any
 
 from django.db import transaction
 
-from facts.recall import MAX_QUERY_LENGTH, fact_recall
+from facts.recall import MAX_QUERY_LENGTH, fact_recall, fact_recall_count
 from facts.services.extraction import (
     EXTRACT_MAX_CHARS,
     conversation_clean,
@@ -111,6 +111,8 @@ class Turn:
     notes: list[str] = field(default_factory=list)
     # Milliseconds spent on each step before the chat model is asked (Server-Timing).
     timings: dict[str, float] = field(default_factory=dict)
+    # The facts recalled, whose use is counted after the answer (None: no recall ran).
+    recalled_ids: list[int] | None = None
 
 
 def chat_upstream(token: AgentToken | None = None) -> Upstream:
@@ -197,10 +199,12 @@ def turn_recall(
     max_items: int | None = None,
     char_budget: int | None = None,
     touch: bool = True,
+    count_later: bool = False,
 ) -> dict[str, Any]:
     """The per-turn recall of ``POST /api/recall``: the facts block and, for a token with
     a role, its preset's section, with the items behind them. ``touch``: count it as an
-    access of the facts recalled (a preview does not)."""
+    access of the facts recalled (a preview does not); ``count_later``: the caller counts
+    it (``fact_recall_count``) once its answer is on its way."""
     result = fact_recall(
         actor=actor,
         query=query,
@@ -208,6 +212,7 @@ def turn_recall(
         max_items=max_items,
         char_budget=char_budget,
         touch=touch,
+        count_later=count_later,
     )
     role = actor.token.role if actor.token is not None else ""
     role_items = token_role_recall(actor=actor, query=query, project=project)
@@ -241,23 +246,42 @@ def system_message_with(messages: list[dict[str, Any]], block: str) -> list[dict
     return [{"role": "system", "content": block}, *messages]
 
 
+@dataclass
+class TurnRecall:
+    """What recall made of a conversation: the messages the chat model gets, how many
+    items they gained, recall's notes, and (when it ran) the facts it recalled."""
+
+    messages: list[dict[str, Any]]
+    recalled: int = 0
+    notes: list[str] = field(default_factory=list)
+    fact_ids: list[int] | None = None
+
+
 def turn_messages(
     *,
     actor: Actor,
     messages: list[dict[str, Any]],
     project: str | None = None,
     touch: bool = True,
-) -> tuple[list[dict[str, Any]], int, list[str]]:
+    count_later: bool = False,
+) -> TurnRecall:
     """The messages the chat model gets for ``actor``: the recalled block in the system
-    message when anything is recalled; with how many items it holds and recall's notes."""
+    message when anything is recalled. ``touch`` and ``count_later`` as ``turn_recall``."""
     query = recall_query(messages)
     if not query:
-        return messages, 0, []
-    recalled = turn_recall(actor=actor, query=query, project=project, touch=touch)
+        return TurnRecall(messages)
+    recalled = turn_recall(
+        actor=actor, query=query, project=project, touch=touch, count_later=count_later
+    )
+    ids = [item["id"] for item in recalled["items"]]
     if not recalled["block"]:
-        return messages, 0, recalled["notes"]
-    count = len(recalled["items"]) + len(recalled["role_items"])
-    return system_message_with(messages, recalled["block"]), count, recalled["notes"]
+        return TurnRecall(messages, notes=recalled["notes"], fact_ids=ids)
+    return TurnRecall(
+        system_message_with(messages, recalled["block"]),
+        recalled=len(recalled["items"]) + len(recalled["role_items"]),
+        notes=recalled["notes"],
+        fact_ids=ids,
+    )
 
 
 def _session_of(messages: list[dict[str, Any]]) -> str:
@@ -327,9 +351,15 @@ def turn_prepare(*, actor: Actor, raw: bytes, headers: dict[str, str]) -> Turn:
     )
     if recall:
         started = time.perf_counter()
-        body["messages"], turn.recalled, turn.notes = turn_messages(
-            actor=actor, messages=messages, project=turn.project or None
+        recalled = turn_messages(
+            actor=actor, messages=messages, project=turn.project or None, count_later=True
         )
+        body["messages"], turn.recalled, turn.notes = (
+            recalled.messages,
+            recalled.recalled,
+            recalled.notes,
+        )
+        turn.recalled_ids = recalled.fact_ids
         turn.timings["recall"] = (time.perf_counter() - started) * 1000
     turn.body = json.dumps(body, ensure_ascii=False).encode("utf-8")
     return turn
@@ -362,6 +392,11 @@ def turn_finish(*, actor: Actor, turn: Turn, answer: str, status: int, outcome: 
     """After the answer: queue the exchange for extraction (when the call allows it, the
     token may write and the chat model answered), and audit the call without its content.
     Answers what became of the capture."""
+    if turn.recalled_ids is not None:
+        try:
+            fact_recall_count(user_id=actor.user.pk, fact_ids=turn.recalled_ids)
+        except Exception:  # counts are bookkeeping: the answer was given
+            log.exception("Could not count a chat completion's recall of %s", actor.label)
     capture = "off"
     if turn.capture:
         capture = "not_answered"
