@@ -78,6 +78,15 @@ class Mention(models.Model):
     # The key of the name before aliases applied: an alias added or removed later
     # re-points the mentions of this key without extracting again.
     raw_key = models.CharField(max_length=NAME_LENGTH, db_index=True)
+    # A word capitalised only by its place in a sentence is a name when its writer writes
+    # it as one in another fact every reader of this one may read: that fact, and its
+    # version then. The mention is read only while that fact stands as it was (deleted,
+    # changed or no longer current, it decides nothing: the catch-up writes the mention
+    # again from what stands then).
+    evidence = models.ForeignKey(
+        "facts.Fact", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    evidence_version = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -56,10 +56,25 @@ def concept_triples_visible(*, user: Any, project: str | None = None) -> QuerySe
     return Triple.objects.filter(Exists(facts.filter(pk=OuterRef("fact_id"))))
 
 
+def standing(mentions: QuerySet[Mention]) -> QuerySet[Mention]:
+    """The ``mentions`` whose name stands: decided by their own fact, or by another one
+    still current and unchanged since (deleted, changed or archived, it decides nothing
+    until the catch-up writes the mention again)."""
+    decided_by = (
+        fact_model()
+        .objects.recallable()
+        .filter(
+            layer=RAW_LAYER, pk=OuterRef("evidence_id"), updated_at=OuterRef("evidence_version")
+        )
+    )
+    return mentions.filter(Q(evidence_version__isnull=True) | Exists(decided_by))
+
+
 def concept_mentions_visible(*, user: Any, project: str | None = None) -> QuerySet[Mention]:
-    """Mentions in facts ``user`` can see (each fact looked up by its key)."""
+    """Mentions in facts ``user`` can see (each fact looked up by its key), whose names
+    stand (``standing``)."""
     facts = visible_facts(user=user, project=project)
-    return Mention.objects.filter(Exists(facts.filter(pk=OuterRef("fact_id"))))
+    return standing(Mention.objects.filter(Exists(facts.filter(pk=OuterRef("fact_id")))))
 
 
 @dataclass(frozen=True)
@@ -137,8 +152,8 @@ def _ends_described(edges: list[dict[str, Any]]) -> dict[int, EntityView]:
     names: dict[int, Counter] = defaultdict(Counter)
     types: dict[int, Counter] = defaultdict(Counter)
     refs: dict[int, str] = {}
-    for entity_id, ref, name, kind in Mention.objects.filter(
-        fact_id__in=facts, entity_id__in=ends
+    for entity_id, ref, name, kind in standing(
+        Mention.objects.filter(fact_id__in=facts, entity_id__in=ends)
     ).values_list("entity_id", "entity__ref", "name", "type"):
         refs[entity_id] = ref
         names[entity_id][name] += 1

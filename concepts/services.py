@@ -12,6 +12,7 @@ it again.
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -177,13 +178,26 @@ def _graph_rows_write(*, fact_ids: Sequence[int], revisit: bool = True) -> int:
     facts = {
         row["pk"]: row
         for row in Fact.objects.filter(pk__in=fact_ids).values(
-            "pk", "owner_id", "owner__username", "visibility", "team_id", "fleet", "content"
+            "pk",
+            "owner_id",
+            "owner__username",
+            "visibility",
+            "team_id",
+            "fleet",
+            "content",
+            "updated_at",
         )
     }
     extracted = dict(
         FactExtraction.objects.filter(fact_id__in=list(facts)).values_list("fact_id", "triples")
     )
     touched = set(Mention.objects.filter(fact_id__in=fact_ids).values_list("entity_id", flat=True))
+    # Facts whose names these facts decided: read again, these perhaps deciding no more.
+    citing = set(
+        Mention.objects.filter(evidence_id__in=fact_ids)
+        .exclude(fact_id__in=fact_ids)
+        .values_list("fact_id", flat=True)
+    )
     Triple.objects.filter(fact_id__in=fact_ids).delete()
     Mention.objects.filter(fact_id__in=fact_ids).delete()
 
@@ -215,7 +229,8 @@ def _graph_rows_write(*, fact_ids: Sequence[int], revisit: bool = True) -> int:
     # Every thing a fact names is mentioned by it, a relation stated about it or not; a
     # word capitalised only by its place in the sentence, when its writer writes it as a
     # name elsewhere (``_names_standing``).
-    for (fact_id, key), (written, kind) in _names_standing(facts, extracted, names).items():
+    standing, evidence = _names_standing(facts, extracted, names)
+    for (fact_id, key), (written, kind) in standing.items():
         names.setdefault((fact_id, key), (written, kind))
     raw_keys = {key for _, key in names}
     aliases = list(Alias.objects.filter(alias_key__in=raw_keys))
@@ -232,8 +247,15 @@ def _graph_rows_write(*, fact_ids: Sequence[int], revisit: bool = True) -> int:
     for (fact_id, key), (name, kind) in names.items():
         entity = entity_ids[keys[(fact_id, key)]]
         if (entity, fact_id) not in mentions or key == keys[(fact_id, key)]:
+            decided_by, version = evidence.get((fact_id, key), (None, None))
             mentions[(entity, fact_id)] = Mention(
-                entity_id=entity, fact_id=fact_id, name=name, type=kind, raw_key=key
+                entity_id=entity,
+                fact_id=fact_id,
+                name=name,
+                type=kind,
+                raw_key=key,
+                evidence_id=decided_by,
+                evidence_version=version,
             )
     Mention.objects.bulk_create(mentions.values())
     triples: dict[tuple[int, str, int, int], Triple] = {}
@@ -249,7 +271,7 @@ def _graph_rows_write(*, fact_ids: Sequence[int], revisit: bool = True) -> int:
         )
     Triple.objects.bulk_create(triples.values())
     if revisit:
-        later = _facts_opening_with(facts, names)
+        later = sorted(set(_facts_opening_with(facts, names)) | citing)
         if later:
             _graph_rows_write(fact_ids=later, revisit=False)
     concept_entities_prune(entity_ids=touched)
@@ -355,18 +377,24 @@ def _deciding(thing: NamedThing) -> set[str]:
     return keys - {""}
 
 
+# The fact that decided a name for another and its version then; OWN: none other did.
+type Evidence = tuple[int | None, datetime | None]
+OWN: Evidence = (None, None)
+
+
 def _names_standing(
     facts: dict[int, dict[str, Any]],
     extracted: dict[int, Any],
     names: dict[tuple[int, str], tuple[str, str]],
-) -> dict[tuple[int, str], tuple[str, str]]:
+) -> tuple[dict[tuple[int, str], tuple[str, str]], dict[tuple[int, str], Evidence]]:
     """The names (``named_things``) of the extracted ``facts`` that stand as things, by
     (fact, raw key), beside the ends of their triples (``names``). A word capitalised
     only because it opens a sentence ("Deploys are slow", "Uses Vim") is a name when its
     writer writes it as one elsewhere: the end of a triple, or a name not at a
     sentence's start, in the same fact or another raw fact of theirs that every reader
     of this one may read (``_reads_with``), never in anyone else's. Otherwise the run's
-    words after it stand ("Vim"), or nothing."""
+    words after it stand ("Vim"), or nothing. With them, for each name decided by
+    another fact, that fact and its version (``Evidence``)."""
     Fact = fact_model()
     things = {pk: named_things(facts[pk]["content"]) for pk in extracted}
     # The names that stand by themselves, by fact and by scope: evidence for the rest.
@@ -378,11 +406,12 @@ def _names_standing(
         # The rest of a run after an ordinary word ("Vim" of "Uses Vim") is capitalised
         # where nothing makes it so.
         firm[pk].update(entity_key(t.rest.name) for t in found if t.rest and t.ordinary)
-    scopes: dict[tuple, set[str]] = {}
+    scopes: dict[tuple, dict[str, int]] = {}  # scope -> key -> a fact writing it
     for pk, keys in firm.items():
         fact = facts[pk]
         scope = (fact["owner_id"], fact["visibility"], fact["team_id"], fact["fleet"])
-        scopes.setdefault(scope, set()).update(keys)
+        for key in keys:
+            scopes.setdefault(scope, {}).setdefault(key, pk)
     wanted: dict[int, set[str]] = {}
     for pk, found in things.items():
         for thing in found:
@@ -390,12 +419,14 @@ def _names_standing(
                 wanted.setdefault(facts[pk]["owner_id"], set()).update(_deciding(thing))
     # What the writer's other facts name, with the scope of each (who may read it).
     elsewhere: dict[str, list[dict[str, Any]]] = {}
+    readable_of: dict[int, Any] = {}
     for owner_id, keys in wanted.items():
-        readable = Fact.objects.recallable().filter(
+        readable = readable_of[owner_id] = Fact.objects.recallable().filter(
             pk=OuterRef("fact_id"), owner_id=owner_id, layer=RAW_LAYER
         )
+        # A name another fact decided is no evidence: it stands only while that does.
         rows = (
-            Mention.objects.filter(raw_key__in=keys)
+            Mention.objects.filter(raw_key__in=keys, evidence_version__isnull=True)
             .filter(Exists(readable))
             .exclude(fact_id__in=list(facts))
             .values("raw_key", "fact__visibility", "fact__team_id", "fact__fleet")
@@ -410,42 +441,69 @@ def _names_standing(
                 }
             )
 
-    def written_as_name(key: str, pk: int) -> bool:
+    def one_writing(key: str, owner_id: int, scope: dict[str, Any]) -> Evidence:
+        # A fact of that scope that writes ``key`` as a name, and its version.
+        found = (
+            Mention.objects.filter(raw_key=key, evidence_version__isnull=True)
+            .filter(Exists(readable_of[owner_id]))
+            .exclude(fact_id__in=list(facts))
+            .filter(
+                fact__visibility=scope["visibility"],
+                fact__team_id=scope["team_id"],
+                fact__fleet=scope["fleet"],
+            )
+            .order_by("fact_id")
+            .values_list("fact_id", "fact__updated_at")
+            .first()
+        )
+        return found if found is not None else OWN
+
+    def name_evidence(key: str, pk: int) -> Evidence | None:
+        # Whether ``key`` is written as a name where it may decide for fact ``pk``
+        # (None: it is not), and by which fact (OWN: ``pk`` itself).
         fact = facts[pk]
         if key in firm[pk]:
-            return True
+            return OWN
         for (owner_id, visibility, team_id, fleet), keys in scopes.items():
             scope = {"visibility": visibility, "team_id": team_id, "fleet": fleet}
             if key in keys and owner_id == fact["owner_id"] and _reads_with(scope, fact):
-                return True
-        return any(_reads_with(scope, fact) for scope in elsewhere.get(key, ()))
+                other = keys[key]
+                return other, facts[other]["updated_at"]
+        for scope in elsewhere.get(key, ()):
+            if _reads_with(scope, fact):
+                return one_writing(key, fact["owner_id"], scope)
+        return None
 
-    def decided(thing: NamedThing, pk: int) -> NamedThing | None:
+    def decided(thing: NamedThing, pk: int) -> tuple[NamedThing | None, Evidence]:
         # A word capitalised by its place: the name when written as one elsewhere; of a
         # run, else the rest when the word is ordinary or the rest a name on its own.
         if not thing.opener:
-            return thing
-        if written_as_name(entity_key(thing.opener), pk):
-            return thing
-        if written_as_name(entity_key(thing.name), pk):
-            return thing
+            return thing, OWN
+        for key in (entity_key(thing.opener), entity_key(thing.name)):
+            if (found := name_evidence(key, pk)) is not None:
+                return thing, found
         if thing.rest is None:
-            return None
-        if thing.ordinary or written_as_name(entity_key(thing.rest.name), pk):
-            return thing.rest
-        return thing
+            return None, OWN
+        if thing.ordinary:
+            return thing.rest, OWN
+        if (found := name_evidence(entity_key(thing.rest.name), pk)) is not None:
+            return thing.rest, found
+        return thing, OWN
 
     standing: dict[tuple[int, str], tuple[str, str]] = {}
+    evidence: dict[tuple[int, str], Evidence] = {}
     for pk, found in things.items():
         for thing in found:
-            thing = decided(thing, pk)
+            thing, by = decided(thing, pk)
             if thing is None or thing.name.strip().casefold() == USER_NAME:
                 continue
             name = " ".join(thing.name.split())
             key = entity_key(name)
-            if key:
-                standing.setdefault((pk, key), (name[:NAME_LENGTH], thing.type))
-    return standing
+            if key and (pk, key) not in standing:
+                standing[(pk, key)] = (name[:NAME_LENGTH], thing.type)
+                if by != OWN:
+                    evidence[(pk, key)] = by
+    return standing, evidence
 
 
 def _entities_ensure(keys: set[str]) -> dict[str, int]:
@@ -519,7 +577,35 @@ def concept_graph_sync(
         total.provider = outcome.provider or total.provider
         if progress is not None:
             progress(min(len(ids), (start + 1) * SYNC_ROUND), len(ids))
+    concept_mentions_rewrite_unsupported(facts=facts)
     return total
+
+
+def concept_mentions_rewrite_unsupported(*, facts: Any = None) -> int:
+    """Write again, from their stored extraction, the mentions of the facts (of the
+    queryset ``facts``, default all) holding a name another fact decided that no longer
+    stands as it was (deleted, changed, archived); how many facts were written. Until
+    then readers do not see those mentions (``concepts.selectors.standing``)."""
+    from .selectors import standing
+
+    unsupported = Mention.objects.filter(evidence_version__isnull=False).exclude(
+        pk__in=standing(Mention.objects.filter(evidence_version__isnull=False)).values("pk")
+    )
+    if facts is not None:
+        unsupported = unsupported.filter(fact_id__in=facts.values("pk"))
+    rows = list(
+        fact_model()
+        .objects.filter(pk__in=unsupported.values("fact_id"))
+        .order_by("owner_id", "pk")
+        .values_list("pk", "owner_id")
+    )
+    for owner_id in dict.fromkeys(owner for _, owner in rows):
+        ids = [pk for pk, owner in rows if owner == owner_id]
+        for chunk in _chunks(ids, SYNC_ROUND):
+            with transaction.atomic():
+                writes_serialise("facts", owner_id)
+                _graph_rows_write(fact_ids=chunk, revisit=False)
+    return len(rows)
 
 
 def concept_graph_build(

@@ -319,7 +319,7 @@ def test_a_graph_keyed_before_names_folded_case_and_possessives_merges(owner):
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    from concepts.models import Alias, Entity, EntityRefKey, FactExtraction, Mention, Triple
+    from concepts.models import Alias, Entity, EntityRefKey, FactExtraction, Triple
     from concepts.normalise import entity_ref
     from concepts.selectors import (
         concept_entity_find_visible,
@@ -332,6 +332,8 @@ def test_a_graph_keyed_before_names_folded_case_and_possessives_merges(owner):
     before = [("concepts", "0004_entity_refs_required")]
     executor = MigrationExecutor(connection)
     executor.migrate(before)
+    # The mentions of then (later migrations add to them).
+    OldMention = executor.loader.project_state(before).apps.get_model("concepts", "Mention")
     # Rows as the keys of before wrote them: "redis" was "redi", "Alice's" its own key,
     # the offline rules' "atlas project" apart from "Atlas".
     secret = EntityRefKey.current()
@@ -350,7 +352,9 @@ def test_a_graph_keyed_before_names_folded_case_and_possessives_merges(owner):
             triples=[{"subject": s, "relation": r, "object": o} for s, r, o in triples],
         )
         for name, key in names.items():
-            Mention.objects.create(entity_id=entities[key], fact=fact, name=name, raw_key=key)
+            OldMention.objects.create(
+                entity_id=entities[key], fact_id=fact.pk, name=name, raw_key=key
+            )
         for s, r, o in triples:
             Triple.objects.create(
                 subject_id=entities[names[s]], relation=r, object_id=entities[names[o]], fact=fact

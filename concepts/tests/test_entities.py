@@ -244,3 +244,38 @@ def test_facts_read_in_one_batch_decide_names_for_each_other(owner):
     assert concept_entity_find_visible(user=owner, name="Atlas").mentions == 2
     assert concept_entity_find_visible(user=owner, name="Zeppelin").mentions == 2
     assert "Uses" not in node_names(owner)
+
+
+def test_a_name_another_fact_decided_stands_only_while_that_fact_does(owner, outsider, remember):
+    from concepts.models import Mention
+    from concepts.services import concept_graph_sync
+    from facts.services.update import fact_delete, fact_update
+
+    down = remember(owner, "Orion is down.", visibility="global")
+    moved = remember(owner, "We moved Orion to k8s.", visibility="global")
+    assert concept_entity_find_visible(user=outsider, name="Orion").mentions == 2
+    decided = Mention.objects.get(fact=down)
+    assert decided.evidence_id == moved.pk
+
+    # The fact that decided it turns private: it no longer decides for a fact everyone
+    # reads, for its readers or its owner.
+    fact_update(actor=Actor(user=owner), fact=moved, changes={"visibility": "private"})
+    with pytest.raises(NotFound):
+        concept_entity_find_visible(user=outsider, name="Orion")
+    assert concept_entity_find_visible(user=owner, name="Orion").mentions == 1
+    assert Mention.objects.filter(fact=down).exists()  # still stored, not read
+    concept_graph_sync()  # the catch-up writes it again
+    assert not Mention.objects.filter(fact=down).exists()
+
+    # Deleted, it decides nothing: the mention is not read, then written again.
+    moved.refresh_from_db()
+    fact_update(actor=Actor(user=owner), fact=moved, changes={"visibility": "global"})
+    concept_graph_sync()
+    assert concept_entity_find_visible(user=outsider, name="Orion").mentions == 2
+    moved.refresh_from_db()
+    fact_delete(actor=Actor(user=owner), fact=moved)
+    with pytest.raises(NotFound):
+        concept_entity_find_visible(user=owner, name="Orion")
+    assert Mention.objects.filter(fact=down).exists()  # still stored, not read
+    concept_graph_sync()
+    assert not Mention.objects.filter(fact=down).exists()
