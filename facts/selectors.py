@@ -359,8 +359,12 @@ def fact_agents_recent(
 ) -> list[dict[str, Any]]:
     """The agents (by token) that wrote facts counted since ``since``, the latest writer
     first: each token's name and user, how many facts it wrote and when it last did,
-    with the latest of them."""
+    with the latest of them that ``user`` may read (staff counting the whole instance
+    still read no one else's private facts)."""
     facts = _counted(user, instance=instance).filter(
+        created_at__gte=since, created_by_token__isnull=False
+    )
+    readable = Fact.objects.visible_to(user).filter(
         created_at__gte=since, created_by_token__isnull=False
     )
     agents = (
@@ -376,7 +380,7 @@ def fact_agents_recent(
             "user": row["created_by_token__user__username"],
             "count": row["n"],
             "last_at": row["last"],
-            "latest": facts.filter(created_by_token=row["created_by_token"])
+            "latest": readable.filter(created_by_token=row["created_by_token"])
             .order_by("-created_at", "-id")
             .only("pk", "content")
             .first(),

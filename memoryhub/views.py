@@ -355,12 +355,13 @@ def _latest_distill_job(user: Any) -> Any:
 
 @login_required
 def job_view(request: HttpRequest, job_id: int) -> HttpResponse:
-    """A job's progress card (polled by the page while it runs)."""
+    """A job's progress card (polled by the page while it runs), or opened by its
+    address, a page of its own."""
     try:
         job = job_get_visible(user=request.user, job_id=job_id)
     except ApplicationError as exc:
         return _error_page(request, status=exc.status_code, title="Not found", reason=exc.message)
-    return render(request, "_job.html", {"job": job})
+    return htmx_render(request, "job.html", {"job": job}, partial="job-card")
 
 
 # --- A person's data, for their data subject request ---------------------------------------

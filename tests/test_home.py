@@ -122,7 +122,11 @@ def test_staff_see_the_whole_instance_or_their_own(world, staff_client, staff):
     # Alice's page is private: counted, not listed to staff who cannot read it.
     assert instance["flagged_count"] == 1 and instance["flagged_pages"] == []
     assert [(a["name"], a["count"]) for a in instance["agents"]] == [("ci-bot", 2)]
-    assert "Secret notes" not in staff_client.get("/").content.decode()
+    # ci-bot's facts are counted, but staff outside Alice's team read neither of them.
+    assert instance["agents"][0]["latest"] is None
+    page = staff_client.get("/").content.decode()
+    for secret in ("Secret notes", "Build cache lives in S3", "CI runs on arm64"):
+        assert secret not in page
 
     RecallDay.objects.create(user=staff, day=timezone.localdate(), count=4)
     own = glance(staff_client, "?scope=mine")

@@ -41,6 +41,18 @@ def test_it_refuses_outsider_and_shows_staff(owner, outsider, staff, agent_clien
     assert agent_client(owner).get("/api/jobs/999999").status_code == 404
 
 
+def test_a_jobs_address_opens_a_page_and_its_poll_gets_the_card(owner, owner_client):
+    job = job_create(owner=owner, kind="import")
+    page = owner_client.get(f"/jobs/{job.pk}/")
+    assert page.status_code == 200 and "HX-Request" in page["Vary"]
+    body = page.content.decode()
+    assert "<html" in body and 'class="nav"' in body and f'id="job-{job.pk}"' in body
+    card = owner_client.get(f"/jobs/{job.pk}/", headers={"HX-Request": "true"})
+    body = card.content.decode()
+    assert body.lstrip().startswith(f'<div class="job" id="job-{job.pk}"')
+    assert "<html" not in body and 'hx-trigger="every 1s"' in body
+
+
 def test_a_finished_job_stays_finished(owner):
     job = job_create(owner=owner, kind="distill")
     job_start(job_id=job.pk)
