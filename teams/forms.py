@@ -48,7 +48,7 @@ class AgentTokenForm(forms.Form):
         required=False,
         coerce=int,
         empty_value=None,
-        help_text="Blank: your active team at each call (every team of yours when none is).",
+        help_text="left blank: your active team at each call, or every team of yours when none is",
     )
     fleet = forms.CharField(max_length=100, required=False)
     role = forms.CharField(max_length=100, required=False)
