@@ -344,7 +344,7 @@ def named_things(text: str) -> list[NamedThing]:
     for sentence in sentences(text):
         for span in entities(sentence):
             name = span.text
-            kind = known_type(name) or ("organisation" if span.looks_like_organisation else "other")
+            kind = _span_type(span) or "other"
             thing = _named(name, kind)
             if thing is None:
                 continue
@@ -652,6 +652,9 @@ def _span_type(span: Span) -> EntityType | None:
     known = known_type(span.text)
     if known:
         return known
+    words = span.text.lower().split()
+    if len(words) > 1 and "project" in (words[0], words[-1]):
+        return "project"  # "Project Atlas", "Atlas Project"
     return "organisation" if span.looks_like_organisation else None
 
 

@@ -151,3 +151,14 @@ def test_a_name_capitalised_only_by_its_place_carries_its_first_word(text, thing
         "Prefers Vim over Emacs.": {"Prefers Vim": ("Vim", True)},
         "Marta Kowalski joined in May.": {"Marta Kowalski": ("Kowalski", False)},
     }.get(text, {})
+
+
+def test_a_name_led_or_ended_by_project_is_a_project() -> None:
+    from memoryhub.engine.llm.offline.triples import extract_triples, named_things
+
+    text = "Marta leads Project Atlas. We moved the Hermes Project to k8s. Atlas uses Redis."
+    types = {thing.name: thing.type for thing in named_things(text)}
+    assert types["Project Atlas"] == types["Hermes Project"] == "project"
+    assert types["Redis"] == "tool"
+    (leads,) = [t for t in extract_triples(text) if t.subject == "Marta"]
+    assert leads.object == "Project Atlas" and leads.object_type == "project"
