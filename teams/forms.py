@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group
 
 from teams.models import AgentToken, Role, Scope, Visibility
+from teams.selectors import agent_token_list_active
 
 
 class TeamForm(forms.Form):
@@ -142,6 +143,4 @@ class ChatPreviewForm(forms.Form):
     def __init__(self, *args: Any, user: AbstractBaseUser, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", "preview-%s")
         super().__init__(*args, **kwargs)
-        self.fields["token"].queryset = AgentToken.objects.filter(
-            user=user, revoked_at__isnull=True
-        ).order_by("name")
+        self.fields["token"].queryset = agent_token_list_active(user=user)

@@ -72,6 +72,11 @@ def agent_token_list(*, user: AbstractBaseUser) -> QuerySet[AgentToken]:
     )
 
 
+def agent_token_list_active(*, user: AbstractBaseUser) -> QuerySet[AgentToken]:
+    """The user's tokens that still work, by name."""
+    return AgentToken.objects.filter(user=user, revoked_at__isnull=True).order_by("name")
+
+
 def audit_event_list(
     *,
     viewer: AbstractBaseUser,

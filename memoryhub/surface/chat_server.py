@@ -394,7 +394,7 @@ class ChatEndpoint:
                 headers=self._headers(turn),
             )
 
-        events = _relay(upstream, turn)
+        events = _Relay(upstream, turn)
 
         async def body() -> AsyncIterator[bytes]:
             relay = events
@@ -441,7 +441,7 @@ def _answer_text(answer: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-class _relay:
+class _Relay:
     """The chat model's events, passed on one by one as each completes; the answer's text
     is gathered for the capture. A stream that stops answering, breaks off, or sends what
     is not an event of the protocol ends with an ``error`` event saying so."""
