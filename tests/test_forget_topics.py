@@ -325,3 +325,46 @@ def test_my_parents_are_not_someone_elses(alice):
     insurance = remembered(alice, "My health insurance is with Zilveren Kruis")[0]
     health = preview_of(alice, "forget all my health information")
     assert insurance not in health or not health[insurance]["certain"]
+
+
+def test_a_fact_holding_some_of_the_topics_words_is_ticked_when_close_in_meaning(alice):
+    kitchen, tap, coriander = remembered(
+        alice,
+        "We're redoing the kitchen in spring; the contractor is Bouwbedrijf Smit",
+        "The kitchen tap drips again",
+        "I can't stand coriander",
+    )
+    preview = preview_of(alice, "forget the kitchen renovation")
+    assert preview[kitchen]["certain"]
+    assert "holds the words kitchen" in preview[kitchen]["why"]
+    # It shares the word, not the meaning: shown for review, not ticked.
+    assert not preview[tap]["certain"]
+    assert coriander not in preview or not preview[coriander]["certain"]
+
+
+def test_a_name_the_topic_does_not_tell_apart_shows_the_facts_of_each_ones_roles(alice):
+    ex, lead, vinyl = remembered(
+        alice,
+        "My ex-girlfriend Dana Kowalski moved to Lisbon",
+        "Dana Whitfield is my tech lead",
+        "My ex still has my vinyl collection",
+    )
+    preview = preview_of(alice, "forget dana")
+    assert not any(m["certain"] for m in preview.values())
+    assert {ex, lead, vinyl} <= set(preview)
+    assert "calls it ex" in preview[vinyl]["why"]
+    assert "which dana? dana kowalski, dana whitfield" in preview[vinyl]["why"]
+
+
+def test_a_first_name_others_share_is_shown_not_ticked(alice):
+    ex, lead, ramen = remembered(
+        alice,
+        "My ex-girlfriend Dana Kowalski moved to Lisbon",
+        "Dana Whitfield is my tech lead",
+        "Dana recommended the ramen place on the Voorstraat",
+    )
+    preview = preview_of(alice, "forget everything about my ex")
+    assert preview[ex]["certain"]
+    assert lead not in preview or not preview[lead]["certain"]
+    assert not preview[ramen]["certain"]
+    assert "names dana: dana kowalski or another?" in preview[ramen]["why"]

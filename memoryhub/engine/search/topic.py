@@ -85,8 +85,12 @@ class Name:
     short: tuple[tuple[str, ...], ...] = ()
     ambiguous: tuple[str, ...] = ()
     # What the texts call it when they do not name it ("my ex", "the dog"): roles the
-    # user gives this name and no other.
+    # user gives this name and no other. For an ambiguous name, the roles of each name it
+    # may be (a fact of "my ex" may be of the Dana the user means).
     roles: tuple[tuple[str, ...], ...] = ()
+    # The first name, when the texts give it to others too ("Dana" of "Dana Kowalski"
+    # and "Dana Whitfield"): a fact that writes it alone may be of this one or not.
+    shared: str = ""
 
     @property
     def label(self) -> str:
@@ -254,6 +258,16 @@ def _definitions(texts: list[str]) -> dict[tuple[str, ...], set[tuple[str, ...]]
     return found
 
 
+def _shared(phrase: tuple[str, ...], runs: set) -> str:
+    """The first word of ``phrase`` when another name the texts write begins with it
+    ("dana" of "dana kowalski", beside "dana whitfield")."""
+    first = phrase[0]
+    if len(phrase) < 2 or first in STOPWORDS or first in FRAMING or len(first) < 3:
+        return ""
+    others = (run for run in runs if run[0] == first and not _holds_phrase(list(phrase), run))
+    return first if any(len(run) > 1 for run in others) else ""
+
+
 def _roles_of(phrase: tuple[str, ...], definitions: dict) -> tuple[tuple[str, ...], ...]:
     """The roles given ``phrase`` (or a longer name it begins or ends) and no one else."""
     roles = []
@@ -307,6 +321,7 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
                     phrase=phrase,
                     short=_shorts(phrase, texts, runs),
                     roles=_roles_of(phrase, definitions),
+                    shared=_shared(phrase, runs),
                 )
             )
             continue
@@ -323,7 +338,13 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
         }
         if len(pointed) == 1:
             full = tuple(next(iter(pointed)).split())
-            resolved.append(Name(phrase=full, roles=_roles_of(full, definitions)))
+            resolved.append(
+                Name(
+                    phrase=full,
+                    roles=_roles_of(full, definitions),
+                    shared=_shared(full, runs),
+                )
+            )
             # The words that told which one it is have done their work ("my ex-girlfriend
             # Dana": every fact of Dana Kowalski, not only those that say "ex-girlfriend").
             telling = {
@@ -331,7 +352,19 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
             }
             terms = [t for t in terms if t not in telling]
         else:
-            resolved.append(Name(phrase=phrase, ambiguous=tuple(sorted(fuller))))
+            resolved.append(
+                Name(
+                    phrase=phrase,
+                    ambiguous=tuple(sorted(fuller)),
+                    roles=tuple(
+                        dict.fromkeys(
+                            r
+                            for full in sorted(fuller)
+                            for r in _roles_of(tuple(full.split()), definitions)
+                        )
+                    ),
+                )
+            )
     if resolved:
         terms = [t for t in terms if not (len(t) == 1 and t[0] in BESIDE_A_NAME)]
         # A role the topic gives its name has done its work too ("my sister Lena").
@@ -362,6 +395,8 @@ class TopicMatch:
     roles: tuple[str, ...] = ()  # the roles by which it names them ("my ex")
     owned: bool = False  # it says the user's own ("my parents"), as the topic does
     others: bool = False  # it holds the topic's owned terms only as someone else's
+    # The names it writes only by a first name others share ("Dana recommended ...").
+    shared: tuple[str, ...] = ()
 
     @property
     def partial(self) -> bool:
@@ -406,6 +441,13 @@ def topic_match(topic: Topic, text: str) -> TopicMatch:
                 roles.extend(" ".join(r) for r, _ in by_role)
             spots = places + [i for _, i in by_role]
             dated.append(all(_after(said, i, DATING) for i in spots))
+    shared = tuple(
+        name.label
+        for name in topic.names
+        if name.shared
+        and name.label not in names
+        and re.search(rf"\b{re.escape(name.shared.capitalize())}\b(?!\s+[A-Z])", text)
+    )
     held = tuple(" ".join(t) for t in topic.terms if _holds_term(said, t))
     clear = (
         bool(topic.names)
@@ -427,4 +469,5 @@ def topic_match(topic: Topic, text: str) -> TopicMatch:
         roles=tuple(roles),
         owned=owned,
         others=others,
+        shared=shared,
     )
