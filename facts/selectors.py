@@ -36,7 +36,7 @@ from memoryhub.engine.search import (
     search_query_clean,
 )
 from memoryhub.engine.search.text import holds_words
-from memoryhub.engine.search.topic import topic_match, topic_read, topic_refine
+from memoryhub.engine.search.topic import topic_linked, topic_match, topic_read, topic_refine
 from teams.services import TEAM_NAME_MAX
 
 SORTS = {
@@ -543,6 +543,11 @@ FORGET_SOME_TERMS_SIMILARITY = 0.55
 FORGET_NAMES_SIMILARITY = 0.6
 FORGET_ALONE_SIMILARITY = 0.65
 FORGET_POSSIBLE_SIMILARITY = 0.2
+# A name the certain matches give beside the topic's name ("Rotterdam" in "Acme Corp's
+# headquarters are in Rotterdam") is part of the topic when few other facts name it:
+# theirs are shown. A name many facts give (the current employer, the partner) is a
+# subject of its own.
+FORGET_LINKED_MAX_FACTS = 3
 FORGET_MAX_MATCHES = 5000
 FORGET_VECTOR_CANDIDATES = 200
 
@@ -608,6 +613,7 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
         about = topic_refine(read, [fact.content for fact in found.values()])
     ambiguous = [n for n in about.names if n.ambiguous]
     matches: list[ForgetMatch] = []
+    named: list[Fact] = []  # certain matches that name the topic's names
     for pk, fact in found.items():
         held = topic_match(about, texts[pk])
         near = closeness.get(pk, 0.0)
@@ -649,10 +655,56 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
             why.append(f"close in meaning ({near:.2f})")
         if why:
             matches.append(ForgetMatch(fact=fact, certain=certain, why=why))
+        if certain and held.clear:
+            named.append(fact)
+    matches += _forget_linked(
+        about=about,
+        certain=named,
+        shown={m.fact.pk for m in matches},
+        texts=list(texts.values()),
+        holding=holding,
+        scope=scope,
+    )
     matches.sort(
         key=lambda m: (not m.certain, -closeness.get(m.fact.pk, 0.0), -len(m.why), -m.fact.pk)
     )
     return matches
+
+
+def _forget_linked(
+    *,
+    about: Any,
+    certain: list[Fact],
+    shown: set[int],
+    texts: list[str],
+    holding: Any,
+    scope: QuerySet,
+) -> list[ForgetMatch]:
+    """The facts, not yet shown, that name what the certain matches name beside the
+    topic's names, where few facts do: possible matches. (A topic without names links
+    nothing: beside a word, a name is not told apart from the user's own.)"""
+    if not certain:
+        return []
+    about_ids = {fact.pk for fact in certain}
+    found: dict[int, list[str]] = {}
+    for phrase in topic_linked(about, [fact.content for fact in certain], texts):
+        label = " ".join(phrase)
+        ids = holding([label]) - about_ids
+        if not ids or len(ids) > FORGET_LINKED_MAX_FACTS:
+            continue
+        for pk in ids - shown:
+            found.setdefault(pk, []).append(label)
+    if not found:
+        return []
+    facts = scope.select_related("owner", "team").in_bulk(list(found))
+    return [
+        ForgetMatch(
+            fact=fact,
+            certain=False,
+            why=[f"names {', '.join(found[pk])}, as facts about the topic do"],
+        )
+        for pk, fact in facts.items()
+    ]
 
 
 def learning_as_dict(fact: Fact) -> dict[str, Any]:

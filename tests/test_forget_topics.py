@@ -368,3 +368,24 @@ def test_a_first_name_others_share_is_shown_not_ticked(alice):
     assert lead not in preview or not preview[lead]["certain"]
     assert not preview[ramen]["certain"]
     assert "names dana: dana kowalski or another?" in preview[ramen]["why"]
+
+
+def test_a_name_the_topics_facts_give_and_few_others_do_is_shown_not_ticked(alice):
+    sister, husband, surgery, *partner = remembered(
+        alice,
+        "My sister Lena lives in Porto with her partner Maya",
+        "Lena's husband Rui is a sommelier",
+        "Rui is having knee surgery in May after a padel injury",
+        "Maya is a paediatric nurse",
+        "Maya eats vegan on weekdays",
+        "Maya's birthday is 14 May",
+        "Maya hates it when my phone goes off at night",
+    )
+    preview = preview_of(alice, "forget what you know about my sister Lena")
+    assert preview[sister]["certain"] and preview[husband]["certain"]
+    assert not preview[surgery]["certain"]
+    assert "names rui, as facts about the topic do" in preview[surgery]["why"]
+    # Many facts name Maya: she is a subject of her own, not part of Lena's.
+    assert not any(
+        "names maya" in why for i in partner for why in preview.get(i, {}).get("why", [])
+    )

@@ -471,3 +471,31 @@ def topic_match(topic: Topic, text: str) -> TopicMatch:
         others=others,
         shared=shared,
     )
+
+
+# Names of the calendar say when, not what: "in March" ties no two facts together.
+CALENDAR = frozenset(
+    """january february march april may june july august september october november
+    december monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+
+
+def topic_linked(topic: Topic, about: list[str], texts: list[str]) -> tuple[tuple[str, ...], ...]:
+    """The other names that the texts ``about`` the topic give ("Rotterdam" beside "Acme
+    Corp's headquarters are in Rotterdam", "Rui" beside "Lena's husband Rui"): runs of
+    capitalised words that ``texts`` never write in lower case (not a sentence's first
+    common word), none of the topic's own names or roles, and no day or month."""
+    own = {w for name in topic.names for p in (name.phrase, *name.short, *name.roles) for w in p}
+    common = {w for text in texts for w in re.findall(r"\b[a-z][\w-]*", text)}
+    found: list[tuple[str, ...]] = []
+    for text in about:
+        for match in re.finditer(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*", text):
+            run = tuple(
+                w
+                for w in words(match.group(0))
+                if w not in STOPWORDS and w not in FRAMING and w not in CALENDAR
+            )
+            if len("".join(run)) < 3 or set(run) & own or set(run) & common:
+                continue
+            found.append(run)
+    return tuple(dict.fromkeys(found))
