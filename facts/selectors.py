@@ -592,6 +592,10 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
         return {hit.id for hit in hits}
 
     candidates = holding(read.search_words)
+    if read.roots:  # other forms of its words ("allergic" for "allergies")
+        roots = " OR ".join(f'"{root}"*' for root in read.roots)
+        hits = FACT_FTS.search(roots, limit=FORGET_MAX_MATCHES, within=scope, columns=FACT_FTS.own)
+        candidates.update(hit.id for hit in hits)
     closeness: dict[int, float] = {}
     vector = query_vector(read.core) if not read.empty else None
     if vector is not None:
@@ -615,7 +619,7 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
     matches: list[ForgetMatch] = []
     named: list[Fact] = []  # certain matches that name the topic's names
     for pk, fact in found.items():
-        held = topic_match(about, texts[pk])
+        held = topic_match(about, texts[pk], tags=fact.tags)
         near = closeness.get(pk, 0.0)
         if about.names:
             certain = (
@@ -626,13 +630,14 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
         else:
             # Without a meaning to compare (embeddings off, or the fact not embedded
             # yet) the words decide alone; where the fact says the thing is the user's
-            # own, as the topic does ("my parents"), they need no meaning beside them.
+            # own, as the topic does ("my parents"), or is filed under the topic's word
+            # ("health" of "my health information"), they need no meaning beside them.
             unknown = vector is None or not fact.embedding_model
             certain = (
                 bool(about.terms)
                 and len(held.terms) == len(about.terms)
                 and not held.others
-                and (near >= FORGET_TERMS_SIMILARITY or unknown or held.owned)
+                and (near >= FORGET_TERMS_SIMILARITY or unknown or held.owned or bool(held.tagged))
             ) or (bool(held.terms) and not held.others and near >= FORGET_SOME_TERMS_SIMILARITY)
         certain = certain or (near >= FORGET_ALONE_SIMILARITY and not ambiguous)
         why = []
@@ -649,6 +654,8 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
                 why.append(f"which {name.label}? {', '.join(name.ambiguous)}")
         if held.terms:
             why.append(f"holds the words {', '.join(held.terms)}")
+        if held.tagged:
+            why.append(f"filed under {', '.join(held.tagged)}")
         if held.others:
             why.append("as someone else's")
         if pk in closeness:

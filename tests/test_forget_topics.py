@@ -389,3 +389,36 @@ def test_a_name_the_topics_facts_give_and_few_others_do_is_shown_not_ticked(alic
     assert not any(
         "names maya" in why for i in partner for why in preview.get(i, {}).get("why", [])
     )
+
+
+def test_another_form_of_a_topics_word_counts_and_a_shorter_lookalike_does_not(alice):
+    penicillin, paged = remembered(
+        alice,
+        "I'm allergic to penicillin; it gives me hives",
+        "I get paged at night about once a week",
+    )
+    allergies = preview_of(alice, "forget my allergies")
+    assert allergies[penicillin]["certain"]
+    assert "holds the words allergies" in allergies[penicillin]["why"]
+    # "pager" and "paged" share four letters: too few to tell a form from another word.
+    pager = preview_of(alice, "forget my old pager")
+    assert paged not in pager or "holds the words pager" not in pager[paged]["why"]
+
+
+def test_a_fact_filed_under_the_topics_word_is_ticked(alice):
+    vitamin = post(
+        alice,
+        "/api/memories",
+        {"content": "I take vitamin D from October to March", "tags": ["health"]},
+    ).json()["id"]
+    joined = post(
+        alice,
+        "/api/memories",
+        {"content": "I joined Northwind Labs in March 2023", "tags": ["work"]},
+    ).json()["id"]
+    health = preview_of(alice, "forget all my health information")[vitamin]
+    assert health["certain"] and "filed under health" in health["why"]
+    # "where I work" says what the user does: a tag is a subject, not a verb.
+    work = preview_of(alice, "forget where I work")
+    assert not work[joined]["certain"]
+    assert "holds the words work" in work[joined]["why"]

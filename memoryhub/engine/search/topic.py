@@ -46,6 +46,7 @@ DATING = frozenset("before after during since until till".split())
 # What may stand between such a word, or "my", and the noun it governs.
 _DETERMINERS = frozenset("the a an my our his her their its".split())
 _OWNERS = frozenset({"my", "our"})
+_SUBJECTS = frozenset({"i", "we"})
 # How people say who someone is to them: "my sister Lena", "our dog Biscuit", "Dana
 # Whitfield is my tech lead", "my manager is Joris Vermeulen", "Project Harbor, the
 # rewrite of ...". The role is one or two lower-case words; the name is capitalised.
@@ -106,12 +107,27 @@ class Topic:
     # The terms the topic says are the user's own ("my parents"), as against someone
     # else's ("Maya's parents").
     owned: tuple[tuple[str, ...], ...] = ()
+    # The terms it says as what the user does ("where I work", "I play bass"): verbs, not
+    # the names of a subject a fact may be filed under.
+    done: tuple[tuple[str, ...], ...] = ()
 
     @property
     def search_words(self) -> list[str]:
         """Every word a row about the topic may hold."""
         found = [w for n in self.names for p in (n.phrase, *n.short, *n.roles) for w in p]
         return list(dict.fromkeys(found + [w for t in self.terms for w in t]))
+
+    @property
+    def roots(self) -> list[str]:
+        """The roots of its longer words, which other forms of them begin ("allerg" of
+        "allergies": "allergic"; see ``_same_root``)."""
+        return list(
+            dict.fromkeys(
+                t[0][: max(ROOT_LETTERS, len(t[0]) - ROOT_ENDING)]
+                for t in self.terms
+                if len(t) == 1 and len(t[0]) > ROOT_LETTERS
+            )
+        )
 
     @property
     def core(self) -> str:
@@ -133,6 +149,8 @@ def topic_read(text: str) -> Topic:
     kept: list[str] = []
     owned: list[tuple[str, ...]] = []
     mine = False  # after "my" or "our", up to the noun it governs
+    doing = False  # after "I" or "we", up to the verb
+    done: list[tuple[str, ...]] = []
     previous: tuple[str, ...] = ()
     for token in _TOKEN.findall(text or ""):
         base = token.split("'")[0]  # "Acme's" -> "Acme"
@@ -147,6 +165,9 @@ def topic_read(text: str) -> Topic:
         if low in _OWNERS:
             mine = True
             continue
+        if low in _SUBJECTS:
+            doing = True
+            continue
         if low in FRAMING and owned and owned[-1] == rest[-1] == previous:
             # "my health information": a kind of thing, not a thing the user has.
             owned.pop()
@@ -155,7 +176,10 @@ def topic_read(text: str) -> Topic:
             kept.append(base)
             if mine:
                 owned.append(_phrase(low))
+            if doing:
+                done.append(_phrase(low))
         mine = mine and low in FRAMING  # "my old job": still the user's
+        doing = doing and low in STOPWORDS  # "I get paged": the verb after "get"
         previous = _phrase(low)
     if run:
         names.append(tuple(w for part in run for w in _phrase(part)))
@@ -168,6 +192,7 @@ def topic_read(text: str) -> Topic:
         ),
         tokens=tuple(kept),
         owned=tuple(dict.fromkeys(owned)),
+        done=tuple(dict.fromkeys(done)),
     )
 
 
@@ -378,10 +403,27 @@ def _holds_phrase(haystack: list[str], phrase: tuple[str, ...]) -> bool:
     return any(tuple(haystack[i : i + n]) == phrase for i in range(len(haystack) - n + 1))
 
 
+# Two words are forms of one where they share a root of six letters or more and each
+# ends at most three letters past it: "allergies" and "allergic", "finance" and
+# "financial", "therapist" and "therapy"; not "paged" and "page" (too short a root to
+# tell a form from another word), nor "organic" and "organisation".
+ROOT_LETTERS = 6
+ROOT_ENDING = 3
+
+
+def _same_root(a: str, b: str) -> bool:
+    shared = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared >= ROOT_LETTERS and len(a) - shared <= ROOT_ENDING >= len(b) - shared
+
+
 def _holds_term(said: list[str], term: tuple[str, ...]) -> bool:
     if len(term) > 1:
         return _holds_phrase(said, term)
-    return stem(term[0]) in {stem(w) for w in said}
+    return stem(term[0]) in {stem(w) for w in said} or any(_same_root(term[0], w) for w in said)
 
 
 @dataclass(frozen=True)
@@ -397,6 +439,8 @@ class TopicMatch:
     others: bool = False  # it holds the topic's owned terms only as someone else's
     # The names it writes only by a first name others share ("Dana recommended ...").
     shared: tuple[str, ...] = ()
+    # The topic's terms it is filed under: a tag of its own, and not a verb of the topic.
+    tagged: tuple[str, ...] = ()
 
     @property
     def partial(self) -> bool:
@@ -419,10 +463,12 @@ def _after(said: list[str], index: int, wanted: frozenset[str], between: int = 1
     return False
 
 
-def topic_match(topic: Topic, text: str) -> TopicMatch:
+def topic_match(topic: Topic, text: str, tags: list[str] | None = None) -> TopicMatch:
     """Which of ``topic``'s names and terms ``text`` holds ("paged" in "being paged",
     not "page" in "status page": stems of whole words, not the index's stemming); a
-    name's role counts where the text says it as the user's ("my ex", "the dog")."""
+    name's role counts where the text says it as the user's ("my ex", "the dog"); which
+    terms ``tags`` file it under ("health" for "my health information", not "work" for
+    "where I work", which says what the user does)."""
     said = words(text)
     names: list[str] = []
     roles: list[str] = []
@@ -470,6 +516,11 @@ def topic_match(topic: Topic, text: str) -> TopicMatch:
         owned=owned,
         others=others,
         shared=shared,
+        tagged=tuple(
+            " ".join(t)
+            for t in topic.terms
+            if t not in topic.done and _holds_term([w for tag in tags or [] for w in words(tag)], t)
+        ),
     )
 
 
