@@ -422,3 +422,17 @@ def test_a_fact_filed_under_the_topics_word_is_ticked(alice):
     work = preview_of(alice, "forget where I work")
     assert not work[joined]["certain"]
     assert "holds the words work" in work[joined]["why"]
+
+
+def test_a_fact_where_the_user_does_what_the_topic_says_is_ticked_in_its_tense(alice):
+    house, now, before = remembered(
+        alice,
+        "We live in a 1930s terraced house in the Lombok neighbourhood of Utrecht",
+        "I work at Initech on the billing team",
+        "I worked at Acme Corp as a senior engineer from 2017 until early 2023",
+    )
+    assert preview_of(alice, "forget where I live")[house]["certain"]
+    work = preview_of(alice, "forget where I work")
+    assert work[now]["certain"]
+    # The user worked there once: shown, not ticked, for "where I work".
+    assert not work[before]["certain"]

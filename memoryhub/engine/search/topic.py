@@ -435,7 +435,8 @@ class TopicMatch:
     clear: bool  # it holds every name of the topic, none of them ambiguous
     dated: bool = False  # it names the topic only to date something else ("before Acme")
     roles: tuple[str, ...] = ()  # the roles by which it names them ("my ex")
-    owned: bool = False  # it says the user's own ("my parents"), as the topic does
+    owned: bool = False  # it says the user's own ("my parents"), or the user does it
+    # ("we live", for "where I live"), as the topic does
     others: bool = False  # it holds the topic's owned terms only as someone else's
     # The names it writes only by a first name others share ("Dana recommended ...").
     shared: tuple[str, ...] = ()
@@ -507,6 +508,13 @@ def topic_match(topic: Topic, text: str, tags: list[str] | None = None) -> Topic
         owned = any(_after(said, i, _OWNERS, between=1) for i in spots)
         # "Maya's parents": the word follows someone's "'s".
         others = bool(spots) and not owned and all(i >= 2 and said[i - 1] == "s" for i in spots)
+    if topic.done and not owned:
+        # "We live in Utrecht" for "where I live": the user does it, in the topic's own
+        # tense ("I worked at Acme" is not where the user works).
+        verbs = {w for t in topic.done for w in t}
+        owned = any(
+            w in verbs and _after(said, i, _SUBJECTS, between=1) for i, w in enumerate(said)
+        )
     return TopicMatch(
         names=tuple(names),
         terms=held,
