@@ -35,7 +35,7 @@ from memoryhub.engine.search import (
     search_mode_clean,
     search_query_clean,
 )
-from memoryhub.engine.search.text import holds_words
+from memoryhub.engine.search.text import holds_words, words
 from memoryhub.engine.search.topic import topic_linked, topic_match, topic_read, topic_refine
 from teams.services import TEAM_NAME_MAX
 
@@ -548,6 +548,10 @@ FORGET_POSSIBLE_SIMILARITY = 0.2
 # theirs are shown. A name many facts give (the current employer, the partner) is a
 # subject of its own.
 FORGET_LINKED_MAX_FACTS = 3
+# A tag of a certain match files the other facts it tags (or, a compound such as
+# "on-call", that say it) under the topic too, shown; a tag on more facts than this is a
+# broad area ("work"), not a part of the topic.
+FORGET_FILED_MAX_FACTS = 20
 FORGET_MAX_MATCHES = 5000
 FORGET_VECTOR_CANDIDATES = 200
 
@@ -667,6 +671,7 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
     matches += _forget_linked(
         about=about,
         certain=named,
+        filed=[m.fact for m in matches if m.certain],
         shown={m.fact.pk for m in matches},
         texts=list(texts.values()),
         holding=holding,
@@ -682,25 +687,43 @@ def _forget_linked(
     *,
     about: Any,
     certain: list[Fact],
+    filed: list[Fact],
     shown: set[int],
     texts: list[str],
     holding: Any,
     scope: QuerySet,
 ) -> list[ForgetMatch]:
-    """The facts, not yet shown, that name what the certain matches name beside the
-    topic's names, where few facts do: possible matches. (A topic without names links
-    nothing: beside a word, a name is not told apart from the user's own.)"""
-    if not certain:
-        return []
-    about_ids = {fact.pk for fact in certain}
+    """The facts, not yet shown, that name what the ``certain`` matches name beside the
+    topic's names, where few facts do, or that are filed under a tag of a ``filed``
+    (certain) match: possible matches. (A topic without names links no name: beside a
+    word, a name is not told apart from the user's own.)"""
     found: dict[int, list[str]] = {}
+    about_ids = {fact.pk for fact in certain}
     for phrase in topic_linked(about, [fact.content for fact in certain], texts):
         label = " ".join(phrase)
         ids = holding([label]) - about_ids
         if not ids or len(ids) > FORGET_LINKED_MAX_FACTS:
             continue
         for pk in ids - shown:
-            found.setdefault(pk, []).append(label)
+            found.setdefault(pk, []).append(f"names {label}, as facts about the topic do")
+    filed_ids = {fact.pk for fact in filed}
+    for tag in dict.fromkeys(t.lower() for fact in filed for t in fact.tags or []):
+        said = tuple(words(tag))
+        if not said:
+            continue
+        ids = holding([" ".join(said)]) - filed_ids
+        rows = scope.filter(pk__in=ids).values_list("pk", "content", "tags")
+        # Its tag, or, for a compound ("on-call"), the compound in its own words.
+        under = [
+            pk
+            for pk, content, tags in rows
+            if tag in {t.lower() for t in tags or []}
+            or ("-" in tag and _holds_words_in_order(words(content), said))
+        ]
+        if len(under) > FORGET_FILED_MAX_FACTS:
+            continue
+        for pk in set(under) - shown:
+            found.setdefault(pk, []).append(f"filed under {tag}, as facts about the topic are")
     if not found:
         return []
     facts = scope.select_related("owner", "team").in_bulk(list(found))
@@ -708,10 +731,15 @@ def _forget_linked(
         ForgetMatch(
             fact=fact,
             certain=False,
-            why=[f"names {', '.join(found[pk])}, as facts about the topic do"],
+            why=found[pk],
         )
         for pk, fact in facts.items()
     ]
+
+
+def _holds_words_in_order(said: list[str], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return any(tuple(said[i : i + n]) == phrase for i in range(len(said) - n + 1))
 
 
 def learning_as_dict(fact: Fact) -> dict[str, Any]:

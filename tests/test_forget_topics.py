@@ -436,3 +436,19 @@ def test_a_fact_where_the_user_does_what_the_topic_says_is_ticked_in_its_tense(a
     assert work[now]["certain"]
     # The user worked there once: shown, not ticked, for "where I work".
     assert not work[before]["certain"]
+
+
+def test_facts_filed_under_a_tag_of_a_certain_match_are_shown_not_ticked(alice):
+    paged = post(
+        alice,
+        "/api/memories",
+        {"content": "When I'm on call I get paged at night", "tags": ["on-call"]},
+    ).json()["id"]
+    rotation, handover = remembered(
+        alice, "Our on-call rotation is one week in five", "Handover is on Wednesdays at noon"
+    )
+    preview = preview_of(alice, "forget that I get paged at night")
+    assert preview[paged]["certain"]
+    assert not preview[rotation]["certain"]
+    assert "filed under on-call, as facts about the topic are" in preview[rotation]["why"]
+    assert handover not in preview or not preview[handover]["certain"]
