@@ -575,10 +575,13 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
     else ("before the Acme years"), and holds one of its other words or is close to it;
     or, for a topic without names, holds every content word, not only as someone else's
     ("Maya's parents" for "my parents"), and is close to it, or says it is the user's
-    own as the topic does (or its meaning is not known: embeddings off, or not embedded
-    yet), or holds some of them and is closer; or is very close alone. Possible: it
-    holds some of them, or is somewhat close, or names the topic's person only by a
-    first name others share, or calls one of an ambiguous name's people by their role.
+    own (or the user does it) as the topic does, or is filed under it by its own tag
+    (or its meaning is not known: embeddings off, or not embedded yet), or holds some of
+    them and is closer; or is very close alone. A word counts in another form of it
+    ("allergic" for "allergies"). Possible: it holds some of them, or is somewhat close,
+    or names the topic's person only by a first name others share, or calls one of an
+    ambiguous name's people by their role, or names what the certain matches name beside
+    the topic's names and few other facts do, or is filed under a certain match's tag.
     (A team admin deletes others' team facts one by one; a forget is about what one's
     own memory holds.)"""
     if not isinstance(topic, str) or not topic.strip():

@@ -1,6 +1,7 @@
 """A topic as people say it ("forget everything about my old job at Acme Corp"), read
 into what it is about: the names it mentions, matched as whole phrases, and its other
-content terms, matched by a light stem (a hyphenated compound, "on-call", as a phrase).
+content terms, matched by a light stem or a shared root ("allergic" for "allergies"; a
+hyphenated compound, "on-call", as a phrase).
 Deciding which rows a topic means reads only the row's own words (and, for the caller,
 its meaning); see ``TopicMatch``.
 
@@ -13,7 +14,11 @@ user ("our dog Biscuit": "the dog" is Biscuit, and "my dog" asks for Biscuit).
 
 A row that names the topic only to date something else ("before the Harbor launch") is
 not about it; a row that holds a topic's word of the user's ("my parents") only as
-someone else's ("Maya's parents") is not the user's."""
+someone else's ("Maya's parents") is not the user's. A row tagged with a topic's word
+is filed under it, unless the topic says that word as what the user does ("where I
+work"); a row in which the user does it, in the topic's own form ("we live" for "where I
+live"), is the user's. The names the texts about a topic give beside it ("Rotterdam"
+beside "Acme Corp's headquarters are in Rotterdam") are read by ``topic_linked``."""
 
 import re
 from dataclasses import dataclass, field, replace
