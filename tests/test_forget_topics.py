@@ -438,6 +438,15 @@ def test_a_fact_where_the_user_does_what_the_topic_says_is_ticked_in_its_tense(a
     assert not work[before]["certain"]
 
 
+def test_what_the_user_does_to_something_else_is_not_what_the_topic_says():
+    from memoryhub.engine.search.topic import topic_match, topic_read
+
+    live = topic_read("forget where I live")
+    assert topic_match(live, "We live in Utrecht").owned
+    chess = topic_read("forget that I play chess")
+    assert not topic_match(chess, "I play football on Sundays; chess bores me").owned
+
+
 def test_facts_filed_under_a_tag_of_a_certain_match_are_shown_not_ticked(alice):
     paged = post(
         alice,

@@ -513,9 +513,11 @@ def topic_match(topic: Topic, text: str, tags: list[str] | None = None) -> Topic
         owned = any(_after(said, i, _OWNERS, between=1) for i in spots)
         # "Maya's parents": the word follows someone's "'s".
         others = bool(spots) and not owned and all(i >= 2 and said[i - 1] == "s" for i in spots)
-    if topic.done and not owned:
+    if topic.terms and set(topic.terms) <= set(topic.done) and not owned:
         # "We live in Utrecht" for "where I live": the user does it, in the topic's own
-        # tense ("I worked at Acme" is not where the user works).
+        # tense ("I worked at Acme" is not where the user works). Only where the topic is
+        # what the user does and nothing more: "I play football; chess bores me" does not
+        # say "I play chess".
         verbs = {w for t in topic.done for w in t}
         owned = any(
             w in verbs and _after(said, i, _SUBJECTS, between=1) for i, w in enumerate(said)
