@@ -35,8 +35,8 @@ from memoryhub.engine.search import (
     search_mode_clean,
     search_query_clean,
 )
-from memoryhub.engine.search.text import holds_words
-from memoryhub.engine.search.topic import topic_match, topic_read, topic_refine
+from memoryhub.engine.search.text import holds_words, words
+from memoryhub.engine.search.topic import topic_linked, topic_match, topic_read, topic_refine
 from teams.services import TEAM_NAME_MAX
 
 SORTS = {
@@ -534,14 +534,28 @@ def fact_as_dict(fact: Fact) -> dict[str, Any]:
 # --- Forgetting -------------------------------------------------------------------------
 
 # How close in meaning (all-MiniLM-L6-v2) a fact must be to a topic: beside every
-# content word of a topic without names, to be certain; beside its names when it holds
-# none of the topic's other words ("Maya" for "Maya works nights"), to be certain; alone,
-# to be certain; alone, to be shown as possible. Measured by ``bench/forget_quality.py``:
-# lower thresholds tick facts the user did not ask about.
+# content word of a topic without names, to be certain; beside some of them (the fact
+# says "ramen" of "the ramen recommendation", "kitchen" of "the kitchen renovation"), to
+# be certain; beside its names when it holds none of the topic's other words ("Maya" for
+# "Maya works nights"), to be certain; alone, to be certain; alone, to be shown as
+# possible. The fewer of the topic's words a fact holds, the closer it must be. Measured
+# by ``bench/forget_quality.py``: lower thresholds tick facts the user did not ask about
+# (at 0.5 for some words, "Rui is having knee surgery" for "my knee surgery"; the labelled
+# facts that hold some words and are not meant reach 0.52).
 FORGET_TERMS_SIMILARITY = 0.35
+FORGET_SOME_TERMS_SIMILARITY = 0.55
 FORGET_NAMES_SIMILARITY = 0.6
 FORGET_ALONE_SIMILARITY = 0.65
 FORGET_POSSIBLE_SIMILARITY = 0.2
+# A name the certain matches give beside the topic's name ("Rotterdam" in "Acme Corp's
+# headquarters are in Rotterdam") is part of the topic when few other facts name it:
+# theirs are shown. A name many facts give (the current employer, the partner) is a
+# subject of its own.
+FORGET_LINKED_MAX_FACTS = 3
+# A tag of a certain match files the other facts it tags (or, a compound such as
+# "on-call", that say it) under the topic too, shown; a tag on more facts than this is a
+# broad area ("work"), not a part of the topic.
+FORGET_FILED_MAX_FACTS = 20
 FORGET_MAX_MATCHES = 5000
 FORGET_VECTOR_CANDIDATES = 200
 
@@ -565,8 +579,13 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
     else ("before the Acme years"), and holds one of its other words or is close to it;
     or, for a topic without names, holds every content word, not only as someone else's
     ("Maya's parents" for "my parents"), and is close to it, or says it is the user's
-    own as the topic does (or its meaning is not known: embeddings off, or not embedded
-    yet); or is very close alone. Possible: it holds some of them, or is somewhat close.
+    own (or the user does it) as the topic does, or is filed under it by its own tag
+    (or its meaning is not known: embeddings off, or not embedded yet), or holds some of
+    them and is closer; or is very close alone. A word counts in another form of it
+    ("allergic" for "allergies"). Possible: it holds some of them, or is somewhat close,
+    or names the topic's person only by a first name others share, or calls one of an
+    ambiguous name's people by their role, or names what the certain matches name beside
+    the topic's names and few other facts do, or is filed under a certain match's tag.
     (A team admin deletes others' team facts one by one; a forget is about what one's
     own memory holds.)"""
     if not isinstance(topic, str) or not topic.strip():
@@ -584,6 +603,10 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
         return {hit.id for hit in hits}
 
     candidates = holding(read.search_words)
+    if read.roots:  # other forms of its words ("allergic" for "allergies")
+        roots = " OR ".join(f'"{root}"*' for root in read.roots)
+        hits = FACT_FTS.search(roots, limit=FORGET_MAX_MATCHES, within=scope, columns=FACT_FTS.own)
+        candidates.update(hit.id for hit in hits)
     closeness: dict[int, float] = {}
     vector = query_vector(read.core) if not read.empty else None
     if vector is not None:
@@ -605,8 +628,9 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
         about = topic_refine(read, [fact.content for fact in found.values()])
     ambiguous = [n for n in about.names if n.ambiguous]
     matches: list[ForgetMatch] = []
+    named: list[Fact] = []  # certain matches that name the topic's names
     for pk, fact in found.items():
-        held = topic_match(about, texts[pk])
+        held = topic_match(about, texts[pk], tags=fact.tags)
         near = closeness.get(pk, 0.0)
         if about.names:
             certain = (
@@ -617,20 +641,23 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
         else:
             # Without a meaning to compare (embeddings off, or the fact not embedded
             # yet) the words decide alone; where the fact says the thing is the user's
-            # own, as the topic does ("my parents"), they need no meaning beside them.
+            # own, as the topic does ("my parents"), or is filed under the topic's word
+            # ("health" of "my health information"), they need no meaning beside them.
             unknown = vector is None or not fact.embedding_model
             certain = (
                 bool(about.terms)
                 and len(held.terms) == len(about.terms)
                 and not held.others
-                and (near >= FORGET_TERMS_SIMILARITY or unknown or held.owned)
-            )
+                and (near >= FORGET_TERMS_SIMILARITY or unknown or held.owned or bool(held.tagged))
+            ) or (bool(held.terms) and not held.others and near >= FORGET_SOME_TERMS_SIMILARITY)
         certain = certain or (near >= FORGET_ALONE_SIMILARITY and not ambiguous)
         why = []
         if held.names:
             why.append(f"names {', '.join(held.names)}")
         if held.roles:
             why.append(f"calls it {', '.join(held.roles)}")
+        for label in held.shared:
+            why.append(f"names {label.split()[0]}: {label} or another?")
         if held.dated:
             why.append("only to date something else")
         for name in ambiguous:
@@ -638,16 +665,88 @@ def fact_forget_preview(*, user: Any, topic: str) -> list[ForgetMatch]:
                 why.append(f"which {name.label}? {', '.join(name.ambiguous)}")
         if held.terms:
             why.append(f"holds the words {', '.join(held.terms)}")
+        if held.tagged:
+            why.append(f"filed under {', '.join(held.tagged)}")
         if held.others:
             why.append("as someone else's")
         if pk in closeness:
             why.append(f"close in meaning ({near:.2f})")
         if why:
             matches.append(ForgetMatch(fact=fact, certain=certain, why=why))
+        if certain and held.clear:
+            named.append(fact)
+    matches += _forget_linked(
+        about=about,
+        certain=named,
+        filed=[m.fact for m in matches if m.certain],
+        shown={m.fact.pk for m in matches},
+        texts=list(texts.values()),
+        holding=holding,
+        scope=scope,
+    )
     matches.sort(
         key=lambda m: (not m.certain, -closeness.get(m.fact.pk, 0.0), -len(m.why), -m.fact.pk)
     )
     return matches
+
+
+def _forget_linked(
+    *,
+    about: Any,
+    certain: list[Fact],
+    filed: list[Fact],
+    shown: set[int],
+    texts: list[str],
+    holding: Any,
+    scope: QuerySet,
+) -> list[ForgetMatch]:
+    """The facts, not yet shown, that name what the ``certain`` matches name beside the
+    topic's names, where few facts do, or that are filed under a tag of a ``filed``
+    (certain) match: possible matches. (A topic without names links no name: beside a
+    word, a name is not told apart from the user's own.)"""
+    found: dict[int, list[str]] = {}
+    about_ids = {fact.pk for fact in certain}
+    for phrase in topic_linked(about, [fact.content for fact in certain], texts):
+        label = " ".join(phrase)
+        ids = holding([label]) - about_ids
+        if not ids or len(ids) > FORGET_LINKED_MAX_FACTS:
+            continue
+        for pk in ids - shown:
+            found.setdefault(pk, []).append(f"names {label}, as facts about the topic do")
+    filed_ids = {fact.pk for fact in filed}
+    for tag in dict.fromkeys(t.lower() for fact in filed for t in fact.tags or []):
+        said = tuple(words(tag))
+        if not said:
+            continue
+        ids = holding([" ".join(said)]) - filed_ids
+        rows = scope.filter(pk__in=ids).values_list("pk", "content", "tags")
+        # Its tag, or, for a compound ("on-call"), the compound in its own words.
+        under = [
+            pk
+            for pk, content, tags in rows
+            if tag in {t.lower() for t in tags or []}
+            or ("-" in tag and _holds_words_in_order(words(content), said))
+        ]
+        if len(under) > FORGET_FILED_MAX_FACTS:
+            continue
+        for pk in set(under) - shown:
+            found.setdefault(pk, []).append(f"filed under {tag}, as facts about the topic are")
+    if not found:
+        return []
+    facts = scope.select_related("owner", "team").in_bulk(list(found))
+    return [
+        ForgetMatch(
+            fact=fact,
+            certain=False,
+            why=found[pk],
+        )
+        for pk, fact in facts.items()
+    ]
+
+
+def _holds_words_in_order(said: list[str], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return any(tuple(said[i : i + n]) == phrase for i in range(len(said) - n + 1))
 
 
 def learning_as_dict(fact: Fact) -> dict[str, Any]:

@@ -325,3 +325,139 @@ def test_my_parents_are_not_someone_elses(alice):
     insurance = remembered(alice, "My health insurance is with Zilveren Kruis")[0]
     health = preview_of(alice, "forget all my health information")
     assert insurance not in health or not health[insurance]["certain"]
+
+
+def test_a_fact_holding_some_of_the_topics_words_is_ticked_when_close_in_meaning(alice):
+    kitchen, tap, coriander = remembered(
+        alice,
+        "We're redoing the kitchen in spring; the contractor is Bouwbedrijf Smit",
+        "The kitchen tap drips again",
+        "I can't stand coriander",
+    )
+    preview = preview_of(alice, "forget the kitchen renovation")
+    assert preview[kitchen]["certain"]
+    assert "holds the words kitchen" in preview[kitchen]["why"]
+    # It shares the word, not the meaning: shown for review, not ticked.
+    assert not preview[tap]["certain"]
+    assert coriander not in preview or not preview[coriander]["certain"]
+
+
+def test_a_name_the_topic_does_not_tell_apart_shows_the_facts_of_each_ones_roles(alice):
+    ex, lead, vinyl = remembered(
+        alice,
+        "My ex-girlfriend Dana Kowalski moved to Lisbon",
+        "Dana Whitfield is my tech lead",
+        "My ex still has my vinyl collection",
+    )
+    preview = preview_of(alice, "forget dana")
+    assert not any(m["certain"] for m in preview.values())
+    assert {ex, lead, vinyl} <= set(preview)
+    assert "calls it ex" in preview[vinyl]["why"]
+    assert "which dana? dana kowalski, dana whitfield" in preview[vinyl]["why"]
+
+
+def test_a_first_name_others_share_is_shown_not_ticked(alice):
+    ex, lead, ramen = remembered(
+        alice,
+        "My ex-girlfriend Dana Kowalski moved to Lisbon",
+        "Dana Whitfield is my tech lead",
+        "Dana recommended the ramen place on the Voorstraat",
+    )
+    preview = preview_of(alice, "forget everything about my ex")
+    assert preview[ex]["certain"]
+    assert lead not in preview or not preview[lead]["certain"]
+    assert not preview[ramen]["certain"]
+    assert "names dana: dana kowalski or another?" in preview[ramen]["why"]
+
+
+def test_a_name_the_topics_facts_give_and_few_others_do_is_shown_not_ticked(alice):
+    sister, husband, surgery, *partner = remembered(
+        alice,
+        "My sister Lena lives in Porto with her partner Maya",
+        "Lena's husband Rui is a sommelier",
+        "Rui is having knee surgery in May after a padel injury",
+        "Maya is a paediatric nurse",
+        "Maya eats vegan on weekdays",
+        "Maya's birthday is 14 May",
+        "Maya hates it when my phone goes off at night",
+    )
+    preview = preview_of(alice, "forget what you know about my sister Lena")
+    assert preview[sister]["certain"] and preview[husband]["certain"]
+    assert not preview[surgery]["certain"]
+    assert "names rui, as facts about the topic do" in preview[surgery]["why"]
+    # Many facts name Maya: she is a subject of her own, not part of Lena's.
+    assert not any(
+        "names maya" in why for i in partner for why in preview.get(i, {}).get("why", [])
+    )
+
+
+def test_another_form_of_a_topics_word_counts_and_a_shorter_lookalike_does_not(alice):
+    penicillin, paged = remembered(
+        alice,
+        "I'm allergic to penicillin; it gives me hives",
+        "I get paged at night about once a week",
+    )
+    allergies = preview_of(alice, "forget my allergies")
+    assert allergies[penicillin]["certain"]
+    assert "holds the words allergies" in allergies[penicillin]["why"]
+    # "pager" and "paged" share four letters: too few to tell a form from another word.
+    pager = preview_of(alice, "forget my old pager")
+    assert paged not in pager or "holds the words pager" not in pager[paged]["why"]
+
+
+def test_a_fact_filed_under_the_topics_word_is_ticked(alice):
+    vitamin = post(
+        alice,
+        "/api/memories",
+        {"content": "I take vitamin D from October to March", "tags": ["health"]},
+    ).json()["id"]
+    joined = post(
+        alice,
+        "/api/memories",
+        {"content": "I joined Northwind Labs in March 2023", "tags": ["work"]},
+    ).json()["id"]
+    health = preview_of(alice, "forget all my health information")[vitamin]
+    assert health["certain"] and "filed under health" in health["why"]
+    # "where I work" says what the user does: a tag is a subject, not a verb.
+    work = preview_of(alice, "forget where I work")
+    assert not work[joined]["certain"]
+    assert "holds the words work" in work[joined]["why"]
+
+
+def test_a_fact_where_the_user_does_what_the_topic_says_is_ticked_in_its_tense(alice):
+    house, now, before = remembered(
+        alice,
+        "We live in a 1930s terraced house in the Lombok neighbourhood of Utrecht",
+        "I work at Initech on the billing team",
+        "I worked at Acme Corp as a senior engineer from 2017 until early 2023",
+    )
+    assert preview_of(alice, "forget where I live")[house]["certain"]
+    work = preview_of(alice, "forget where I work")
+    assert work[now]["certain"]
+    # The user worked there once: shown, not ticked, for "where I work".
+    assert not work[before]["certain"]
+
+
+def test_what_the_user_does_to_something_else_is_not_what_the_topic_says():
+    from memoryhub.engine.search.topic import topic_match, topic_read
+
+    live = topic_read("forget where I live")
+    assert topic_match(live, "We live in Utrecht").owned
+    chess = topic_read("forget that I play chess")
+    assert not topic_match(chess, "I play football on Sundays; chess bores me").owned
+
+
+def test_facts_filed_under_a_tag_of_a_certain_match_are_shown_not_ticked(alice):
+    paged = post(
+        alice,
+        "/api/memories",
+        {"content": "When I'm on call I get paged at night", "tags": ["on-call"]},
+    ).json()["id"]
+    rotation, handover = remembered(
+        alice, "Our on-call rotation is one week in five", "Handover is on Wednesdays at noon"
+    )
+    preview = preview_of(alice, "forget that I get paged at night")
+    assert preview[paged]["certain"]
+    assert not preview[rotation]["certain"]
+    assert "filed under on-call, as facts about the topic are" in preview[rotation]["why"]
+    assert handover not in preview or not preview[handover]["certain"]

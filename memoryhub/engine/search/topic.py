@@ -1,6 +1,7 @@
 """A topic as people say it ("forget everything about my old job at Acme Corp"), read
 into what it is about: the names it mentions, matched as whole phrases, and its other
-content terms, matched by a light stem (a hyphenated compound, "on-call", as a phrase).
+content terms, matched by a light stem or a shared root ("allergic" for "allergies"; a
+hyphenated compound, "on-call", as a phrase).
 Deciding which rows a topic means reads only the row's own words (and, for the caller,
 its meaning); see ``TopicMatch``.
 
@@ -13,7 +14,11 @@ user ("our dog Biscuit": "the dog" is Biscuit, and "my dog" asks for Biscuit).
 
 A row that names the topic only to date something else ("before the Harbor launch") is
 not about it; a row that holds a topic's word of the user's ("my parents") only as
-someone else's ("Maya's parents") is not the user's."""
+someone else's ("Maya's parents") is not the user's. A row tagged with a topic's word
+is filed under it, unless the topic says that word as what the user does ("where I
+work"); a row in which the user does it, in the topic's own form ("we live" for "where I
+live"), is the user's. The names the texts about a topic give beside it ("Rotterdam"
+beside "Acme Corp's headquarters are in Rotterdam") are read by ``topic_linked``."""
 
 import re
 from dataclasses import dataclass, field, replace
@@ -46,6 +51,7 @@ DATING = frozenset("before after during since until till".split())
 # What may stand between such a word, or "my", and the noun it governs.
 _DETERMINERS = frozenset("the a an my our his her their its".split())
 _OWNERS = frozenset({"my", "our"})
+_SUBJECTS = frozenset({"i", "we"})
 # How people say who someone is to them: "my sister Lena", "our dog Biscuit", "Dana
 # Whitfield is my tech lead", "my manager is Joris Vermeulen", "Project Harbor, the
 # rewrite of ...". The role is one or two lower-case words; the name is capitalised.
@@ -85,8 +91,12 @@ class Name:
     short: tuple[tuple[str, ...], ...] = ()
     ambiguous: tuple[str, ...] = ()
     # What the texts call it when they do not name it ("my ex", "the dog"): roles the
-    # user gives this name and no other.
+    # user gives this name and no other. For an ambiguous name, the roles of each name it
+    # may be (a fact of "my ex" may be of the Dana the user means).
     roles: tuple[tuple[str, ...], ...] = ()
+    # The first name, when the texts give it to others too ("Dana" of "Dana Kowalski"
+    # and "Dana Whitfield"): a fact that writes it alone may be of this one or not.
+    shared: str = ""
 
     @property
     def label(self) -> str:
@@ -102,12 +112,27 @@ class Topic:
     # The terms the topic says are the user's own ("my parents"), as against someone
     # else's ("Maya's parents").
     owned: tuple[tuple[str, ...], ...] = ()
+    # The terms it says as what the user does ("where I work", "I play bass"): verbs, not
+    # the names of a subject a fact may be filed under.
+    done: tuple[tuple[str, ...], ...] = ()
 
     @property
     def search_words(self) -> list[str]:
         """Every word a row about the topic may hold."""
         found = [w for n in self.names for p in (n.phrase, *n.short, *n.roles) for w in p]
         return list(dict.fromkeys(found + [w for t in self.terms for w in t]))
+
+    @property
+    def roots(self) -> list[str]:
+        """The roots of its longer words, which other forms of them begin ("allerg" of
+        "allergies": "allergic"; see ``_same_root``)."""
+        return list(
+            dict.fromkeys(
+                t[0][: max(ROOT_LETTERS, len(t[0]) - ROOT_ENDING)]
+                for t in self.terms
+                if len(t) == 1 and len(t[0]) > ROOT_LETTERS
+            )
+        )
 
     @property
     def core(self) -> str:
@@ -129,6 +154,8 @@ def topic_read(text: str) -> Topic:
     kept: list[str] = []
     owned: list[tuple[str, ...]] = []
     mine = False  # after "my" or "our", up to the noun it governs
+    doing = False  # after "I" or "we", up to the verb
+    done: list[tuple[str, ...]] = []
     previous: tuple[str, ...] = ()
     for token in _TOKEN.findall(text or ""):
         base = token.split("'")[0]  # "Acme's" -> "Acme"
@@ -143,6 +170,9 @@ def topic_read(text: str) -> Topic:
         if low in _OWNERS:
             mine = True
             continue
+        if low in _SUBJECTS:
+            doing = True
+            continue
         if low in FRAMING and owned and owned[-1] == rest[-1] == previous:
             # "my health information": a kind of thing, not a thing the user has.
             owned.pop()
@@ -151,7 +181,10 @@ def topic_read(text: str) -> Topic:
             kept.append(base)
             if mine:
                 owned.append(_phrase(low))
+            if doing:
+                done.append(_phrase(low))
         mine = mine and low in FRAMING  # "my old job": still the user's
+        doing = doing and low in STOPWORDS  # "I get paged": the verb after "get"
         previous = _phrase(low)
     if run:
         names.append(tuple(w for part in run for w in _phrase(part)))
@@ -164,6 +197,7 @@ def topic_read(text: str) -> Topic:
         ),
         tokens=tuple(kept),
         owned=tuple(dict.fromkeys(owned)),
+        done=tuple(dict.fromkeys(done)),
     )
 
 
@@ -254,6 +288,16 @@ def _definitions(texts: list[str]) -> dict[tuple[str, ...], set[tuple[str, ...]]
     return found
 
 
+def _shared(phrase: tuple[str, ...], runs: set) -> str:
+    """The first word of ``phrase`` when another name the texts write begins with it
+    ("dana" of "dana kowalski", beside "dana whitfield")."""
+    first = phrase[0]
+    if len(phrase) < 2 or first in STOPWORDS or first in FRAMING or len(first) < 3:
+        return ""
+    others = (run for run in runs if run[0] == first and not _holds_phrase(list(phrase), run))
+    return first if any(len(run) > 1 for run in others) else ""
+
+
 def _roles_of(phrase: tuple[str, ...], definitions: dict) -> tuple[tuple[str, ...], ...]:
     """The roles given ``phrase`` (or a longer name it begins or ends) and no one else."""
     roles = []
@@ -307,6 +351,7 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
                     phrase=phrase,
                     short=_shorts(phrase, texts, runs),
                     roles=_roles_of(phrase, definitions),
+                    shared=_shared(phrase, runs),
                 )
             )
             continue
@@ -323,7 +368,13 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
         }
         if len(pointed) == 1:
             full = tuple(next(iter(pointed)).split())
-            resolved.append(Name(phrase=full, roles=_roles_of(full, definitions)))
+            resolved.append(
+                Name(
+                    phrase=full,
+                    roles=_roles_of(full, definitions),
+                    shared=_shared(full, runs),
+                )
+            )
             # The words that told which one it is have done their work ("my ex-girlfriend
             # Dana": every fact of Dana Kowalski, not only those that say "ex-girlfriend").
             telling = {
@@ -331,7 +382,19 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
             }
             terms = [t for t in terms if t not in telling]
         else:
-            resolved.append(Name(phrase=phrase, ambiguous=tuple(sorted(fuller))))
+            resolved.append(
+                Name(
+                    phrase=phrase,
+                    ambiguous=tuple(sorted(fuller)),
+                    roles=tuple(
+                        dict.fromkeys(
+                            r
+                            for full in sorted(fuller)
+                            for r in _roles_of(tuple(full.split()), definitions)
+                        )
+                    ),
+                )
+            )
     if resolved:
         terms = [t for t in terms if not (len(t) == 1 and t[0] in BESIDE_A_NAME)]
         # A role the topic gives its name has done its work too ("my sister Lena").
@@ -345,10 +408,27 @@ def _holds_phrase(haystack: list[str], phrase: tuple[str, ...]) -> bool:
     return any(tuple(haystack[i : i + n]) == phrase for i in range(len(haystack) - n + 1))
 
 
+# Two words are forms of one where they share a root of six letters or more and each
+# ends at most three letters past it: "allergies" and "allergic", "finance" and
+# "financial", "therapist" and "therapy"; not "paged" and "page" (too short a root to
+# tell a form from another word), nor "organic" and "organisation".
+ROOT_LETTERS = 6
+ROOT_ENDING = 3
+
+
+def _same_root(a: str, b: str) -> bool:
+    shared = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared >= ROOT_LETTERS and len(a) - shared <= ROOT_ENDING >= len(b) - shared
+
+
 def _holds_term(said: list[str], term: tuple[str, ...]) -> bool:
     if len(term) > 1:
         return _holds_phrase(said, term)
-    return stem(term[0]) in {stem(w) for w in said}
+    return stem(term[0]) in {stem(w) for w in said} or any(_same_root(term[0], w) for w in said)
 
 
 @dataclass(frozen=True)
@@ -360,8 +440,13 @@ class TopicMatch:
     clear: bool  # it holds every name of the topic, none of them ambiguous
     dated: bool = False  # it names the topic only to date something else ("before Acme")
     roles: tuple[str, ...] = ()  # the roles by which it names them ("my ex")
-    owned: bool = False  # it says the user's own ("my parents"), as the topic does
+    owned: bool = False  # it says the user's own ("my parents"), or the user does it
+    # ("we live", for "where I live"), as the topic does
     others: bool = False  # it holds the topic's owned terms only as someone else's
+    # The names it writes only by a first name others share ("Dana recommended ...").
+    shared: tuple[str, ...] = ()
+    # The topic's terms it is filed under: a tag of its own, and not a verb of the topic.
+    tagged: tuple[str, ...] = ()
 
     @property
     def partial(self) -> bool:
@@ -384,10 +469,12 @@ def _after(said: list[str], index: int, wanted: frozenset[str], between: int = 1
     return False
 
 
-def topic_match(topic: Topic, text: str) -> TopicMatch:
+def topic_match(topic: Topic, text: str, tags: list[str] | None = None) -> TopicMatch:
     """Which of ``topic``'s names and terms ``text`` holds ("paged" in "being paged",
     not "page" in "status page": stems of whole words, not the index's stemming); a
-    name's role counts where the text says it as the user's ("my ex", "the dog")."""
+    name's role counts where the text says it as the user's ("my ex", "the dog"); which
+    terms ``tags`` file it under ("health" for "my health information", not "work" for
+    "where I work", which says what the user does)."""
     said = words(text)
     names: list[str] = []
     roles: list[str] = []
@@ -406,6 +493,13 @@ def topic_match(topic: Topic, text: str) -> TopicMatch:
                 roles.extend(" ".join(r) for r, _ in by_role)
             spots = places + [i for _, i in by_role]
             dated.append(all(_after(said, i, DATING) for i in spots))
+    shared = tuple(
+        name.label
+        for name in topic.names
+        if name.shared
+        and name.label not in names
+        and re.search(rf"\b{re.escape(name.shared.capitalize())}\b(?!\s+[A-Z])", text)
+    )
     held = tuple(" ".join(t) for t in topic.terms if _holds_term(said, t))
     clear = (
         bool(topic.names)
@@ -419,6 +513,15 @@ def topic_match(topic: Topic, text: str) -> TopicMatch:
         owned = any(_after(said, i, _OWNERS, between=1) for i in spots)
         # "Maya's parents": the word follows someone's "'s".
         others = bool(spots) and not owned and all(i >= 2 and said[i - 1] == "s" for i in spots)
+    if topic.terms and set(topic.terms) <= set(topic.done) and not owned:
+        # "We live in Utrecht" for "where I live": the user does it, in the topic's own
+        # tense ("I worked at Acme" is not where the user works). Only where the topic is
+        # what the user does and nothing more: "I play football; chess bores me" does not
+        # say "I play chess".
+        verbs = {w for t in topic.done for w in t}
+        owned = any(
+            w in verbs and _after(said, i, _SUBJECTS, between=1) for i, w in enumerate(said)
+        )
     return TopicMatch(
         names=tuple(names),
         terms=held,
@@ -427,4 +530,38 @@ def topic_match(topic: Topic, text: str) -> TopicMatch:
         roles=tuple(roles),
         owned=owned,
         others=others,
+        shared=shared,
+        tagged=tuple(
+            " ".join(t)
+            for t in topic.terms
+            if t not in topic.done and _holds_term([w for tag in tags or [] for w in words(tag)], t)
+        ),
     )
+
+
+# Names of the calendar say when, not what: "in March" ties no two facts together.
+CALENDAR = frozenset(
+    """january february march april may june july august september october november
+    december monday tuesday wednesday thursday friday saturday sunday""".split()
+)
+
+
+def topic_linked(topic: Topic, about: list[str], texts: list[str]) -> tuple[tuple[str, ...], ...]:
+    """The other names that the texts ``about`` the topic give ("Rotterdam" beside "Acme
+    Corp's headquarters are in Rotterdam", "Rui" beside "Lena's husband Rui"): runs of
+    capitalised words that ``texts`` never write in lower case (not a sentence's first
+    common word), none of the topic's own names or roles, and no day or month."""
+    own = {w for name in topic.names for p in (name.phrase, *name.short, *name.roles) for w in p}
+    common = {w for text in texts for w in re.findall(r"\b[a-z][\w-]*", text)}
+    found: list[tuple[str, ...]] = []
+    for text in about:
+        for match in re.finditer(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*", text):
+            run = tuple(
+                w
+                for w in words(match.group(0))
+                if w not in STOPWORDS and w not in FRAMING and w not in CALENDAR
+            )
+            if len("".join(run)) < 3 or set(run) & own or set(run) & common:
+                continue
+            found.append(run)
+    return tuple(dict.fromkeys(found))
