@@ -8,3 +8,6 @@ class MemoryHubConfig(AppConfig):
 
     name = "memoryhub"
     verbose_name = "MemoryHub"
+
+    def ready(self) -> None:
+        from memoryhub import checks  # noqa: F401  (registers them)

@@ -460,6 +460,8 @@ MEMORYHUB_ADMIN_PASSWORD = env_str("MEMORYHUB_ADMIN_PASSWORD")
 MEMORYHUB_HOST = env_str("MEMORYHUB_HOST", "127.0.0.1")
 MEMORYHUB_PORT = env_int("MEMORYHUB_PORT", 8000, minimum=1)
 MEMORYHUB_WEB_WORKERS = env_int("MEMORYHUB_WEB_WORKERS", 2, minimum=1)
+# Threads of each web process (with the search threads, within DB_POOL_MAX_SIZE).
+MEMORYHUB_WEB_THREADS = env_int("MEMORYHUB_WEB_THREADS", 4, minimum=1)
 # The OpenAI-compatible endpoint (/v1/chat/completions) on its own port, where a long
 # answer holds no web thread: at most this many calls of one token at once, waiting at
 # most CONNECT seconds to reach the chat model and READ seconds for each of its words.

@@ -127,3 +127,16 @@ def test_behind_the_proxy_the_server_speaks_only_https(start_web):
 
     # A health probe that comes straight to the server is answered, not redirected.
     assert httpx.get(f"{url}/api/health", headers=host).status_code in (200, 503)
+
+
+def test_a_database_pool_too_small_for_the_threads_is_named_with_the_fix(tmp_path):
+    postgres = {"DATABASE_URL": "postgres://memoryhub@127.0.0.1:5432/memoryhub"}
+    small = manage("check", env={**postgres, "DB_POOL_MAX_SIZE": "6"}, data_dir=tmp_path)
+    assert small.returncode == 0 and "memoryhub.W001" in small.stderr + small.stdout
+    assert "Set DB_POOL_MAX_SIZE to 8 or more, or MEMORYHUB_WEB_THREADS to 2" in (
+        small.stderr + small.stdout
+    )
+    fewer = {**postgres, "DB_POOL_MAX_SIZE": "6", "MEMORYHUB_WEB_THREADS": "2"}
+    for env in (postgres, fewer, {}):  # the defaults fit, and SQLite has no pool
+        result = manage("check", env=env, data_dir=tmp_path)
+        assert "memoryhub.W001" not in result.stderr + result.stdout, env

@@ -39,7 +39,7 @@ class Command(BaseCommand):
                 "--workers",
                 str(settings.MEMORYHUB_WEB_WORKERS),
                 "--threads",
-                "4",
+                str(settings.MEMORYHUB_WEB_THREADS),
                 "--access-logfile",
                 "-",
                 "--graceful-timeout",
