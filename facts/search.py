@@ -27,3 +27,15 @@ def fts_values(
     content: str, tags: list[str], context: str = "", speaker: str = ""
 ) -> tuple[str, str, str, str]:
     return (content, " ".join(tags), context, speaker)
+
+
+def fact_search_warm() -> int:
+    """Build this process's in-memory copies of the fact vectors (see
+    ``VectorIndex.warm``), on its own database connection, closed after; the facts
+    with vectors."""
+    from django.db import connection
+
+    try:
+        return FACT_VECTORS.warm()
+    finally:
+        connection.close()

@@ -202,3 +202,20 @@ def test_a_full_load_scales_and_quantises_rows_together_as_it_would_one_by_one()
     mixed = [stored[0], (99, np.ones(8, dtype="<f4").tobytes())]  # two models' widths
     widths = [len(row) // 4 for _, row in vectors._unit_rows(mixed, lambda m: m.astype("<f4"))]
     assert widths == [DIM, 8]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("size", ["small", "large"])
+def test_a_process_builds_its_copies_at_start_before_any_search(size, small_index, monkeypatch):
+    if size == "large":
+        monkeypatch.setattr(vectors, "EXACT_SCAN_LIMIT", 10)
+    rng = np.random.default_rng(11)
+    matrix = unit(rng, 60)
+    FACT_VECTORS.upsert(((i + 1, v) for i, v in enumerate(matrix)), model="m")
+
+    assert FACT_VECTORS.warm() == 60
+    kinds = {key[-1] for key in vectors._copies}
+    assert kinds == ({"float32"} if size == "small" else {"uint64", "int8"})
+    # The first search finds them current and answers as ever.
+    assert FACT_VECTORS.knn(matrix[7], k=1)[0].id == 8
+    assert {key[-1] for key in vectors._copies} == kinds

@@ -25,6 +25,7 @@ import asyncio
 import io
 import json
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -42,6 +43,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from facts.search import fact_search_warm
 from memoryhub.engine.errors import ApplicationError
 from memoryhub.engine.search import readahead
 from memoryhub.surface.chat import Turn, chat_upstream, turn_finish, turn_prepare, turn_refused
@@ -537,12 +539,21 @@ async def not_here(request: Request) -> Response:
     )
 
 
+def _search_warm() -> None:
+    try:
+        fact_search_warm()
+    except Exception:  # a first recall builds them instead
+        log.exception("Could not build the in-memory search copies at start")
+
+
 def chat_application() -> Starlette:
     """The ASGI application serving the endpoint."""
     endpoint = ChatEndpoint()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # The first turns find recall's in-memory copies made: built beside serving.
+        threading.Thread(target=_search_warm, name="search-warm", daemon=True).start()
         yield
         # Answers already given still have their turn captured and audited.
         await asyncio.gather(*_finishing, return_exceptions=True)

@@ -330,6 +330,27 @@ class VectorIndex:
             return [by_id[c] for c in candidates[:k]]
         return self._rerank(query, candidates, k)
 
+    def warm(self) -> int:
+        """Build this process's in-memory copies of the index, as its first searches
+        would, so that a process just started does not spend the first recall's time on
+        them; the rows the index holds. PostgreSQL keeps none (pgvector searches)."""
+        if on_postgres() or connection.in_atomic_block:
+            return 0
+        dim = self.current_dim()
+        if dim is None:
+            return 0
+        total = self.count()
+        if total <= EXACT_SCAN_LIMIT:
+            copies = [(dim, np.float32, self._unit_vectors_of)]
+        else:
+            copies = [(dim // 64, np.uint64, self._bits_of), (dim, np.int8, self._int8_vectors_of)]
+            if dim % 64:
+                copies = copies[1:]  # no bit copy: such vectors are searched in SQLite
+        for width, dtype, rows_of in copies:
+            with self._current_copy(width, dtype, rows_of):
+                pass
+        return total
+
     def _coarse(self, query: np.ndarray, wanted: int) -> list[int]:
         """The ``wanted`` rows nearest to ``query`` by Hamming distance of sign bits:
         from this process's in-memory copy outside transactions (only committed rows
