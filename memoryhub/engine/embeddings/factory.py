@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
+
+from django.conf import settings
 
 from memoryhub.engine.circuits import RequestLimits
 
@@ -90,7 +93,7 @@ def _build(
     in_request: RequestLimits | None,
 ) -> Embedder:
     if provider == "local":
-        return LocalEmbedder()
+        return LocalEmbedder(weights_dir=_local_weights_dir())
     cls = OpenAIEmbedder if provider == "openai" else LegacyEmbedder
     if in_request is not None:
         return cls(
@@ -103,3 +106,10 @@ def _build(
             in_request=in_request,
         )
     return cls(url=url, model=model, api_key=api_key, timeout=timeout, dim=dim)
+
+
+def _local_weights_dir() -> Path | None:
+    """Where the local model's folded weights are shared from (none outside Django)."""
+    if not settings.configured:
+        return None
+    return getattr(settings, "EMBEDDINGS_WEIGHTS_DIR", None)

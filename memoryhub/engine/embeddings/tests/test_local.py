@@ -172,3 +172,66 @@ def test_it_names_a_missing_model_file(model_copy: Path) -> None:
 
     assert "model.onnx is missing" in str(caught.value)
     assert "pip install" in str(caught.value)
+
+
+def test_processes_share_the_folded_weights_and_embed_the_same(
+    model_copy: Path, tmp_path: Path
+) -> None:
+    weights = tmp_path / "weights"
+    unshared = LocalEmbedder.from_directory(model_copy)
+    first = LocalEmbedder(
+        model_path=model_copy / "model.onnx",
+        tokenizer_path=model_copy / "tokenizer.json",
+        weights_dir=weights,
+    )
+    texts = ["Alice prefers dark mode.", "Bob deploys on Fridays from the main branch."]
+
+    vectors = first.embed(texts)
+    (folder,) = weights.iterdir()
+    made = (folder / "weights.bin").stat().st_mtime_ns
+    second = LocalEmbedder(
+        model_path=model_copy / "model.onnx",
+        tokenizer_path=model_copy / "tokenizer.json",
+        weights_dir=weights,
+    )
+
+    np.testing.assert_allclose(vectors, unshared.embed(texts), atol=1e-5)
+    np.testing.assert_allclose(second.embed(texts[:1]), vectors[:1], atol=1e-5)
+    assert (folder / "weights.bin").stat().st_mtime_ns == made
+    assert first._mapped_weights and second._mapped_weights
+
+
+def test_damaged_folded_weights_are_folded_again(model_copy: Path, tmp_path: Path) -> None:
+    weights = tmp_path / "weights"
+    files = {
+        "model_path": model_copy / "model.onnx",
+        "tokenizer_path": model_copy / "tokenizer.json",
+    }
+    expected = LocalEmbedder(**files, weights_dir=weights).embed(
+        ["Carol owns the billing service."]
+    )
+    (folder,) = weights.iterdir()
+    stored = bytearray((folder / "weights.bin").read_bytes())
+    stored[len(stored) // 2] ^= 0xFF
+    (folder / "weights.bin").write_bytes(bytes(stored))
+
+    again = LocalEmbedder(**files, weights_dir=weights).embed(["Carol owns the billing service."])
+
+    np.testing.assert_allclose(again, expected, atol=1e-5)
+    assert [p.name for p in weights.iterdir()] == [folder.name]
+
+
+def test_an_unwritable_weights_dir_leaves_each_process_its_own_copy(
+    model_copy: Path, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the folder would go")
+    embedder = LocalEmbedder(
+        model_path=model_copy / "model.onnx",
+        tokenizer_path=model_copy / "tokenizer.json",
+        weights_dir=blocked / "models",
+    )
+
+    vectors = embedder.embed(["Dana prefers short answers."])
+
+    assert vectors.shape == (1, 384) and not embedder._mapped_weights
