@@ -264,6 +264,24 @@ def test_a_worker_that_takes_no_task_while_its_queue_waits_is_restarted_and_heal
     wait_for(lambda: (h := runall.health()) and h["worker"]["ok"], 30, "a live worker again")
 
 
+@pytest.mark.integration
+def test_beat_runs_inside_the_worker_and_its_periodic_tasks_run(runall):
+    """No process of its own for beat: the worker's forks one, which sends the periodic
+    tasks (the undo purge every 10 s) that the worker then runs."""
+    wait_for(lambda: (h := runall.health()) and h["worker"]["ok"], 60, "a live worker")
+    wait_for(
+        lambda: "Sending due task facts-undo-purge" in runall.output(), 40, "beat to send a task"
+    )
+    wait_for(
+        lambda: re.search(r"Task facts\.undo_purge\[[\w-]+\] succeeded", runall.output()),
+        30,
+        "the worker to run it",
+    )
+    assert runall.pids("beat") == []
+    [worker] = runall.pids("worker")
+    assert len(_children(worker)) == 2  # its one pool process and beat
+
+
 def _children(pid: int) -> list[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]

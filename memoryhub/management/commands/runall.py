@@ -1,4 +1,5 @@
-"""Run the web server, a Celery worker and celery beat in the foreground.
+"""Run the web server, the chat endpoint and a Celery worker (with celery beat inside
+it) in the foreground.
 
 Each is supervised: one that exits (crashed, killed) is started again after a pause
 that grows with repeated failures, and the log says so. Only Ctrl-C (or SIGTERM) stops
@@ -19,7 +20,7 @@ from memoryhub.supervisor import Supervisor
 
 
 class Command(BaseCommand):
-    help = "Run web + worker + beat until interrupted, restarting any that exits."
+    help = "Run web + chat + worker (with beat) until interrupted, restarting any that exits."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=settings.MEMORYHUB_HOST)
@@ -75,16 +76,11 @@ class Command(BaseCommand):
                 str(settings.MEMORYHUB_WORKER_CONCURRENCY),
                 "--hostname",
                 "memoryhub@%h",
-            ],
-            "beat": [
-                python,
-                "-m",
-                "celery",
-                "-A",
-                "memoryhub",
-                "beat",
-                "--loglevel",
-                "INFO",
+                # Beat runs inside the worker, in a process forked from it: it shares
+                # the worker's pages instead of loading Django a fourth time, and it
+                # stops and starts with the worker. Another beat elsewhere (Redis)
+                # stands by on the lease as before.
+                "--beat",
                 "--schedule",
                 settings.CELERY_BEAT_SCHEDULE_FILENAME,
             ],
@@ -97,7 +93,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"MemoryHub on http://{bind}/ (API docs at /api/docs; OpenAI-compatible "
             f"endpoint at http://{options['host']}:{settings.MEMORYHUB_CHAT_PORT}/v1), "
-            f"worker and beat on {broker}. Ctrl-C stops everything."
+            f"worker with beat on {broker}. Ctrl-C stops everything."
         )
         if os.geteuid() == 0:
             self.stdout.write(
