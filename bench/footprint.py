@@ -387,8 +387,21 @@ def _role(pid: int, parent_role: str | None, index: int) -> str:
     if parent_role.startswith("web"):
         return f"web worker {index}"
     if parent_role.startswith("worker"):
+        # Beat forked by the worker (--beat) has the worker's command line: it is the
+        # one holding the schedule file open.
+        if _holds_open(pid, "celerybeat-schedule"):
+            return "beat (forked by the worker)"
         return f"worker pool process {index}"
     return f"{parent_role} child {index}"
+
+
+def _holds_open(pid: int, name: str) -> bool:
+    with contextlib.suppress(OSError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                if name in str(fd.readlink()):
+                    return True
+    return False
 
 
 def _memory(pid: int) -> tuple[float, float]:
