@@ -1,7 +1,7 @@
 """Footprint: the memory of the default stack as ``make run`` starts it, after a fixed load.
 
-    .venv/bin/python bench/footprint.py [--baseline REV] [--writes 30] [--recalls 10]
-        [--burst 120] [--clients 4] [--keep]
+    .venv/bin/python bench/footprint.py [--baseline REV] [--env NAME=VALUE]
+        [--writes 30] [--recalls 10] [--burst 120] [--clients 4] [--keep]
 
 The stack is started as ``make run`` starts it (``migrate``, ``rebuild_fact_keys``,
 ``collectstatic``, ``ensure_admin``, then ``manage.py runall``: the gunicorn web server,
@@ -20,6 +20,9 @@ Once the worker has embedded every fact and the stack has been idle a few second
 process of the stack is listed with its PSS (proportional set size: a page shared by n
 processes counts 1/n in each, so the column adds up to what the stack costs) and its USS
 (the pages no other process shares), read from ``/proc/PID/smaps_rollup``, and the total.
+
+``--env NAME=VALUE`` sets a variable for this checkout's stack alone (say
+``MEMORYHUB_WEB_WORKERS=1``), to weigh a setting against the baseline's defaults.
 
 ``--baseline REV`` also measures the commit REV (``HEAD~1`` when given no value), checked
 out into a temporary git worktree and run with the same load and the same interpreter,
@@ -102,6 +105,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         const="HEAD~1",
         help="also measure this commit (default HEAD~1) and show it beside this checkout",
     )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting for this checkout's stack only (repeatable), to weigh one against "
+        "the baseline's defaults",
+    )
     parser.add_argument("--writes", type=int, default=30)
     parser.add_argument("--recalls", type=int, default=10)
     parser.add_argument("--burst", type=int, default=120, help="requests of the burst")
@@ -140,7 +151,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.baseline:
         with baseline_checkout(args.baseline) as (tree, label):
             runs.append(measure(tree, label, args))
-    runs.append(measure(REPO_ROOT, f"this checkout ({revision()})", args))
+    settings = dict(item.split("=", 1) for item in args.env)
+    label = f"this checkout ({revision()}{''.join(f', {item}' for item in args.env)})"
+    runs.append(measure(REPO_ROOT, label, args, settings))
     report(runs)
 
 
@@ -167,7 +180,9 @@ def _git(*args: str) -> str:
 # --- One checkout -------------------------------------------------------------------------
 
 
-def measure(tree: Path, label: str, args: argparse.Namespace) -> Run:
+def measure(
+    tree: Path, label: str, args: argparse.Namespace, settings: dict[str, str] | None = None
+) -> Run:
     print(f"\n== {label}", flush=True)
     run = Run(label)
     with temp_data_dir("memoryhub-bench-footprint-", keep=args.keep) as data_dir:
@@ -182,6 +197,7 @@ def measure(tree: Path, label: str, args: argparse.Namespace) -> Run:
             MEMORYHUB_CHAT_PORT=str(chat_port),
             MEMORYHUB_ADMIN_PASSWORD="footprint-admin",
             CODEGRAPH_ALLOWED_ROOTS=str(source),
+            **(settings or {}),
         )
 
         def manage(*command: str) -> str:
