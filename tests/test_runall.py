@@ -213,6 +213,9 @@ def test_sigterm_stops_everything_and_the_start_up_log_has_no_noise(runall):
     assert httpx.get(f"{runall.chat_url}/models", timeout=10).status_code == 401
     elsewhere = httpx.get(f"{runall.url}/v1/models", timeout=10)
     assert elsewhere.status_code == 421 and runall.chat_url in elsewhere.json()["error"]["message"]
+    # runall became the supervisor, an interpreter without Django, in the same process.
+    command = Path(f"/proc/{runall.process.pid}/cmdline").read_bytes().split(b"\0")
+    assert command[1:3] == [b"-m", b"memoryhub.supervisor"]
     children = [*(runall.pids(name) for name in ("web", "chat", "worker", "beat"))]
     children = [pid for pids in children for pid in pids]
     runall.process.send_signal(signal.SIGTERM)
