@@ -229,18 +229,23 @@ class LocalEmbedder:
 
     def load(self) -> None:
         """Verify and load the model files now instead of on the first :meth:`embed`."""
-        if self._session is not None:
-            return
-        with self._lock:
-            if self._session is None:
-                self._load()
+        self._batch_session()
 
-    def _load(self) -> None:
+    def load_before_fork(self) -> None:
+        """Load what processes forked afterwards share instead of each loading its own:
+        the verified files and the one-thread query session (45 MB of prepacked
+        weights). That session starts no threads, so it works in a forked child; the
+        multi-threaded session, whose threads a fork would not carry over, is left to
+        load in each process on its first batch."""
+        self._single_session()
+
+    def _load_files(self) -> None:
+        """Verify the files, load the tokenizer and fold the weights (under the lock)."""
         started = time.perf_counter()
         model_path = _verified(_MODEL, self._model_path or _installed_path(_MODEL))
         tokenizer_path = _verified(_TOKENIZER, self._tokenizer_path or _installed_path(_TOKENIZER))
         try:
-            import onnxruntime
+            import onnxruntime  # noqa: F401  (sessions are made later; say now if it is missing)
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise EmbeddingError(
@@ -263,33 +268,38 @@ class LocalEmbedder:
                     self._weights_dir,
                     exc,
                 )
+        self._model_file = model_path
+        self.load_seconds = time.perf_counter() - started
+        # Published last: a set tokenizer means the files are ready.
+        self._tokenizer = tokenizer
+
+    def _open_session(self, threads: int | None, *, prepack: bool) -> onnxruntime.InferenceSession:
+        """A session over the (folded) model file, its inputs checked (under the lock)."""
+        import onnxruntime
+
+        if self._tokenizer is None:
+            self._load_files()
         try:
             session = onnxruntime.InferenceSession(
-                str(model_path),
-                # Prepacking copies each matrix's weights into a layout of the session's
-                # own, which would undo the sharing; batches run as fast without it.
-                _session_options(prepack=not self._mapped_weights),
+                str(self._model_file),
+                _session_options(threads, prepack=prepack),
                 providers=["CPUExecutionProvider"],
             )
         except Exception as exc:  # onnxruntime raises its own untyped errors
             raise ModelFilesError(
-                f"onnxruntime could not load the local embedding model {model_path} ({exc}). "
-                f"Reinstall it: {_MODEL.reinstall_hint}"
+                f"onnxruntime could not load the local embedding model {self._model_file} "
+                f"({exc}). Reinstall it: {_MODEL.reinstall_hint}"
             ) from exc
 
         inputs = {node.name for node in session.get_inputs()}
         missing = {"input_ids", "attention_mask"} - inputs
         if missing:
             raise ModelFilesError(
-                f"The local embedding model {model_path} lacks the inputs {sorted(missing)}. "
-                f"Reinstall it: {_MODEL.reinstall_hint}"
+                f"The local embedding model {self._model_file} lacks the inputs "
+                f"{sorted(missing)}. Reinstall it: {_MODEL.reinstall_hint}"
             )
         self._needs_token_types = "token_type_ids" in inputs
-        self._tokenizer = tokenizer
-        self._model_file = model_path
-        self.load_seconds = time.perf_counter() - started
-        # Published last: load() treats a set session as "fully loaded".
-        self._session = session
+        return session
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` into an (n, 384) float32 array of unit vectors."""
@@ -297,7 +307,6 @@ class LocalEmbedder:
             raise TypeError("embed() takes a sequence of texts, not a single string")
         if len(texts) == 0:
             return np.zeros((0, DIM), dtype=np.float32)
-        self.load()
         # Batching texts of similar length keeps padding, and so wasted compute, low.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         result = np.empty((len(texts), DIM), dtype=np.float32)
@@ -306,6 +315,17 @@ class LocalEmbedder:
             result[indices] = self._embed_batch([texts[i] for i in indices])
         return result
 
+    def _batch_session(self) -> onnxruntime.InferenceSession:
+        """The multi-threaded session, for batches."""
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    # Prepacking copies each matrix's weights into a layout of the
+                    # session's own, which would undo the sharing; batches run as fast
+                    # without it.
+                    self._session = self._open_session(None, prepack=not self._mapped_weights)
+        return self._session
+
     def _single_session(self) -> onnxruntime.InferenceSession:
         """A one-thread session for a single sentence (a recall's query): it leaves the
         other cores to the searches that run beside it, which the multi-threaded
@@ -313,26 +333,20 @@ class LocalEmbedder:
         its matrices (45 MB of its own beside the shared weights): a single sentence
         takes twice as long without."""
         if self._single is None:
-            import onnxruntime
-
             with self._lock:
                 if self._single is None:
-                    self._single = onnxruntime.InferenceSession(
-                        str(self._model_file),
-                        _session_options(1),
-                        providers=["CPUExecutionProvider"],
-                    )
+                    self._single = self._open_session(1, prepack=True)
         return self._single
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        assert self._session is not None and self._tokenizer is not None
+        session = self._single_session() if len(texts) == 1 else self._batch_session()
+        assert self._tokenizer is not None
         encodings = self._tokenizer.encode_batch(texts)
         input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
         attention_mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": input_ids, "attention_mask": attention_mask}
         if self._needs_token_types:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
-        session = self._single_session() if len(texts) == 1 else self._session
         token_vectors = session.run(None, feeds)[0]
         mask = attention_mask[:, :, None].astype(np.float32)
         summed = (token_vectors * mask).sum(axis=1)

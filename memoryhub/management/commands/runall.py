@@ -40,6 +40,9 @@ class Command(BaseCommand):
                 str(settings.MEMORYHUB_WEB_WORKERS),
                 "--threads",
                 "4",
+                # The application (Django, the views, the query session of the embedding
+                # model) is loaded once, before the web workers are forked: they share it.
+                "--preload",
                 "--access-logfile",
                 "-",
                 "--graceful-timeout",
