@@ -20,6 +20,9 @@ Once the worker has embedded every fact and the stack has been idle a few second
 process of the stack is listed with its PSS (proportional set size: a page shared by n
 processes counts 1/n in each, so the column adds up to what the stack costs) and its USS
 (the pages no other process shares), read from ``/proc/PID/smaps_rollup``, and the total.
+A shared library's pages are divided among every process on the machine that maps them,
+so other Python processes of the same environment lower the PSS figures a little from
+run to run; the USS column does not move with them.
 
 ``--env NAME=VALUE`` sets a variable for this checkout's stack alone (say
 ``MEMORYHUB_WEB_WORKERS=1``), to weigh a setting against the baseline's defaults.
