@@ -3,7 +3,7 @@
 import os
 import warnings
 
-from celery import Celery
+from celery import Celery, signals
 from celery.exceptions import SecurityWarning
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
@@ -26,3 +26,13 @@ if set(app.conf.accept_content) == {"json"}:
 def ping() -> str:
     """Answer a round trip: used by the health check and the tests."""
     return "pong"
+
+
+@signals.worker_init.connect
+def load_shared_models(**kwargs: object) -> None:
+    """Before the worker forks its pool (and beat): the local embedding model's query
+    session, which every task that embeds or scans a wiki page uses, then shared by the
+    forked processes instead of loaded by each."""
+    from memoryhub.engine.embeddings.factory import local_embedder_load_before_fork
+
+    local_embedder_load_before_fork()

@@ -520,6 +520,9 @@ LLM_CONCURRENCY = env_int("MEMORYHUB_LLM_CONCURRENCY", 2, minimum=1)
 LLM_REQUEST_DEADLINE_SECONDS = env_float(
     "MEMORYHUB_LLM_REQUEST_DEADLINE_SECONDS", 12.0, minimum=0.1
 )
+# The local embedding model's weights, folded to float32 once and memory-mapped by every
+# process of the server instead of copied into each.
+EMBEDDINGS_WEIGHTS_DIR = DATA_DIR / "models"
 # A request waits on a remote embedder for its query's vector this long at most; then it
 # searches by words alone, and says so. The local model is not waited on this way.
 EMBEDDINGS_QUERY_DEADLINE_SECONDS = env_float(

@@ -160,3 +160,52 @@ class Supervisor:
                 process.wait(timeout=max(0.1, deadline - time.monotonic()))
             _kill_group(process.pid, signal.SIGKILL)
             process.wait()
+
+
+# --- Run as a process of its own -----------------------------------------------------------
+
+# The plan ``manage.py runall`` hands over when it becomes the supervisor: JSON with the
+# commands by name, the log level, and for the worker's stall watch its beacon file, the
+# queue's broker settings and the stall bound.
+PLAN_ENV = "MEMORYHUB_SUPERVISOR_PLAN"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def main() -> None:
+    """Supervise the plan in ``MEMORYHUB_SUPERVISOR_PLAN`` until SIGINT or SIGTERM.
+
+    ``manage.py runall`` replaces itself with this (``python -m memoryhub.supervisor``)
+    once it has read the settings: supervising needs neither Django nor the apps, which
+    would hold 75 MB for as long as the server runs."""
+    import json
+    import sys
+    from types import FrameType, SimpleNamespace
+
+    plan = json.loads(os.environ.pop(PLAN_ENV))
+    logging.basicConfig(level=plan["log_level"], format=LOG_FORMAT, stream=sys.stdout)
+    watches: dict[str, Watch] = {}
+    stall = plan.get("stall")
+    if stall:
+        from pathlib import Path
+
+        from memoryhub.engine import liveness
+
+        beacon = Path(stall["beacon"])
+        watches[stall["name"]] = liveness.StallWatch(
+            conf=SimpleNamespace(**stall["broker"]),
+            last_sign=lambda: liveness.beacon_signed(beacon),
+            stall_seconds=stall["seconds"],
+        )
+    supervisor = Supervisor(plan["commands"], watches=watches)
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        supervisor.stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    supervisor.start()
+    supervisor.run()
+
+
+if __name__ == "__main__":
+    main()

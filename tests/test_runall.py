@@ -213,6 +213,9 @@ def test_sigterm_stops_everything_and_the_start_up_log_has_no_noise(runall):
     assert httpx.get(f"{runall.chat_url}/models", timeout=10).status_code == 401
     elsewhere = httpx.get(f"{runall.url}/v1/models", timeout=10)
     assert elsewhere.status_code == 421 and runall.chat_url in elsewhere.json()["error"]["message"]
+    # runall became the supervisor, an interpreter without Django, in the same process.
+    command = Path(f"/proc/{runall.process.pid}/cmdline").read_bytes().split(b"\0")
+    assert command[1:3] == [b"-m", b"memoryhub.supervisor"]
     children = [*(runall.pids(name) for name in ("web", "chat", "worker", "beat"))]
     children = [pid for pids in children for pid in pids]
     runall.process.send_signal(signal.SIGTERM)
@@ -262,6 +265,24 @@ def test_a_worker_that_takes_no_task_while_its_queue_waits_is_restarted_and_heal
     answered = sum(1 for r in results if _answer(r) == "pong")
     assert answered >= len(results) - 2, runall.output()
     wait_for(lambda: (h := runall.health()) and h["worker"]["ok"], 30, "a live worker again")
+
+
+@pytest.mark.integration
+def test_beat_runs_inside_the_worker_and_its_periodic_tasks_run(runall):
+    """No process of its own for beat: the worker's forks one, which sends the periodic
+    tasks (the undo purge every 10 s) that the worker then runs."""
+    wait_for(lambda: (h := runall.health()) and h["worker"]["ok"], 60, "a live worker")
+    wait_for(
+        lambda: "Sending due task facts-undo-purge" in runall.output(), 40, "beat to send a task"
+    )
+    wait_for(
+        lambda: re.search(r"Task facts\.undo_purge\[[\w-]+\] succeeded", runall.output()),
+        30,
+        "the worker to run it",
+    )
+    assert runall.pids("beat") == []
+    [worker] = runall.pids("worker")
+    assert len(_children(worker)) == 2  # its one pool process and beat
 
 
 def _children(pid: int) -> list[int]:

@@ -12,6 +12,7 @@ class EngineConfig(AppConfig):
         command start here, while reading the settings alone writes nothing."""
         import memoryhub.engine.db.lookups  # noqa: F401  (registers ``any_of``)
         from memoryhub.engine import liveness
+        from memoryhub.engine.embeddings.factory import local_weights_dir_set
         from memoryhub.engine.queue import queue_folders
 
         folders = [settings.DATA_DIR, settings.STATIC_ROOT]
@@ -20,3 +21,4 @@ class EngineConfig(AppConfig):
         for folder in folders:
             folder.mkdir(parents=True, exist_ok=True)
         liveness.connect()
+        local_weights_dir_set(directory=settings.EMBEDDINGS_WEIGHTS_DIR)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import threading
+from pathlib import Path
 
 from memoryhub.engine.circuits import RequestLimits
 
@@ -13,8 +15,32 @@ from .remote import LegacyEmbedder, OpenAIEmbedder
 PROVIDERS = ("local", "openai", "legacy")
 _LOCAL_MODEL_NAMES = {"", "all-MiniLM-L6-v2", MODEL_NAME, f"local:{MODEL_NAME}"}
 
+logger = logging.getLogger(__name__)
+
 _cache: dict[tuple[object, ...], Embedder] = {}
 _cache_lock = threading.Lock()
+# Where local embedders keep the model's folded weights (see LocalEmbedder); set from the
+# settings when the engine app starts.
+_local_weights_dir: Path | None = None
+
+
+def local_weights_dir_set(*, directory: Path | None) -> None:
+    """Share the local model's weights from ``directory`` in every local embedder built
+    from now on (None: each process keeps its own copy)."""
+    global _local_weights_dir
+    _local_weights_dir = directory
+
+
+def local_embedder_load_before_fork() -> None:
+    """Load the local model's shareable part in a server process about to fork its
+    workers, so that they share it (see ``LocalEmbedder.load_before_fork``). A failure
+    is logged, not raised: each process tries again on first use and says why there."""
+    try:
+        embedder = get_embedder(provider="local")
+        assert isinstance(embedder, LocalEmbedder)
+        embedder.load_before_fork()
+    except Exception as exc:
+        logger.warning("The local embedding model was not loaded before forking: %s", exc)
 
 
 def get_embedder(
@@ -90,7 +116,7 @@ def _build(
     in_request: RequestLimits | None,
 ) -> Embedder:
     if provider == "local":
-        return LocalEmbedder()
+        return LocalEmbedder(weights_dir=_local_weights_dir)
     cls = OpenAIEmbedder if provider == "openai" else LegacyEmbedder
     if in_request is not None:
         return cls(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from importlib import metadata
@@ -118,7 +119,7 @@ def test_concurrent_first_use_loads_once_and_agrees(model_copy: Path) -> None:
 
     def work() -> None:
         results.append(embedder.embed(["Alice prefers dark mode."]))
-        sessions.add(id(embedder._session))
+        sessions.add(id(embedder._single))
 
     threads = [threading.Thread(target=work) for _ in range(4)]
     for thread in threads:
@@ -126,7 +127,7 @@ def test_concurrent_first_use_loads_once_and_agrees(model_copy: Path) -> None:
     for thread in threads:
         thread.join()
 
-    assert len(results) == 4 and len(sessions) == 1
+    assert len(results) == 4 and len(sessions) == 1 and embedder._single is not None
     for result in results[1:]:
         np.testing.assert_array_equal(result, results[0])
 
@@ -172,3 +173,93 @@ def test_it_names_a_missing_model_file(model_copy: Path) -> None:
 
     assert "model.onnx is missing" in str(caught.value)
     assert "pip install" in str(caught.value)
+
+
+def test_processes_share_the_folded_weights_and_embed_the_same(
+    model_copy: Path, tmp_path: Path
+) -> None:
+    weights = tmp_path / "weights"
+    unshared = LocalEmbedder.from_directory(model_copy)
+    first = LocalEmbedder(
+        model_path=model_copy / "model.onnx",
+        tokenizer_path=model_copy / "tokenizer.json",
+        weights_dir=weights,
+    )
+    texts = ["Alice prefers dark mode.", "Bob deploys on Fridays from the main branch."]
+
+    vectors = first.embed(texts)
+    (folder,) = weights.iterdir()
+    made = (folder / "weights.bin").stat().st_mtime_ns
+    second = LocalEmbedder(
+        model_path=model_copy / "model.onnx",
+        tokenizer_path=model_copy / "tokenizer.json",
+        weights_dir=weights,
+    )
+
+    np.testing.assert_allclose(vectors, unshared.embed(texts), atol=1e-5)
+    np.testing.assert_allclose(second.embed(texts[:1]), vectors[:1], atol=1e-5)
+    assert (folder / "weights.bin").stat().st_mtime_ns == made
+    assert first._mapped_weights and second._mapped_weights
+
+
+def test_damaged_folded_weights_are_folded_again(model_copy: Path, tmp_path: Path) -> None:
+    weights = tmp_path / "weights"
+    files = {
+        "model_path": model_copy / "model.onnx",
+        "tokenizer_path": model_copy / "tokenizer.json",
+    }
+    expected = LocalEmbedder(**files, weights_dir=weights).embed(
+        ["Carol owns the billing service."]
+    )
+    (folder,) = weights.iterdir()
+    stored = bytearray((folder / "weights.bin").read_bytes())
+    stored[len(stored) // 2] ^= 0xFF
+    (folder / "weights.bin").write_bytes(bytes(stored))
+
+    again = LocalEmbedder(**files, weights_dir=weights).embed(["Carol owns the billing service."])
+
+    np.testing.assert_allclose(again, expected, atol=1e-5)
+    assert [p.name for p in weights.iterdir()] == [folder.name]
+
+
+def test_an_unwritable_weights_dir_leaves_each_process_its_own_copy(
+    model_copy: Path, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the folder would go")
+    embedder = LocalEmbedder(
+        model_path=model_copy / "model.onnx",
+        tokenizer_path=model_copy / "tokenizer.json",
+        weights_dir=blocked / "models",
+    )
+
+    vectors = embedder.embed(["Dana prefers short answers."])
+
+    assert vectors.shape == (1, 384) and not embedder._mapped_weights
+
+
+def test_a_process_forked_after_loading_embeds_with_what_it_shares(model_copy: Path) -> None:
+    """What a server loads before forking its workers (gunicorn --preload, the Celery
+    worker before its pool) serves single sentences in the forked process, and the
+    multi-threaded session for batches loads there."""
+    embedder = LocalEmbedder.from_directory(model_copy)
+    embedder.load_before_fork()
+    assert embedder._single is not None and embedder._session is None
+    texts = ["Alice prefers dark mode.", "Bob deploys on Fridays.", "Carol owns billing."]
+    expected = LocalEmbedder.from_directory(model_copy).embed(texts)
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the forked process: answer through the pipe, never return to pytest
+        try:
+            vectors = np.vstack([embedder.embed(texts[:1]), embedder.embed(texts)])
+            os.write(writer, vectors.astype(np.float32).tobytes())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as answer:
+        data = answer.read()
+    os.waitpid(pid, 0)
+
+    vectors = np.frombuffer(data, dtype=np.float32).reshape(-1, 384)
+    np.testing.assert_allclose(vectors[0], expected[0], atol=1e-5)
+    np.testing.assert_allclose(vectors[1:], expected, atol=1e-5)
