@@ -137,6 +137,7 @@ def test_what_stays_in_the_project_package_is_the_project():
         "asgi.py",
         "beat.py",
         "celery.py",
+        "checks.py",
         "context_processors.py",
         "health.py",
         "log.py",
