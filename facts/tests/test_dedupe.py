@@ -348,8 +348,10 @@ def test_key_lookups_count_each_lookups_shared_keys_through_the_index(owner, rem
         cursor.execute("ANALYZE facts_factkeylist")
     other = remember(owner, "Lunch is served at noon in the atrium")
     lookups = [[*keys, 1, 2], [3], [keys[0]]]
-    assert FACT_KEYS.sharing(lookups, 16) == [[(fact.pk, len(keys))], [], [(fact.pk, 1)]]
-    assert other.pk not in {i for found in FACT_KEYS.sharing(lookups, 16) for i, _ in found}
+    found = FACT_KEYS.sharing(lookups, 16, 4)
+    assert [f.owners for f in found] == [[(fact.pk, len(keys), len(keys))], [], [(fact.pk, 1, 1)]]
+    assert [f.read for f in found] == [len(keys), 0, 1] and not any(f.cut for f in found)
+    assert other.pk not in {i for f in found for i, _, _ in f.owners}
     with connection.cursor() as cursor:
         cursor.execute("SELECT proconfig FROM pg_proc WHERE proname = 'facts_keys_matching'")
         (config,) = cursor.fetchone()
