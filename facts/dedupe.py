@@ -23,8 +23,11 @@ Of the c tag words a fact contains, at most c are shared, so ceil(0.4 * n) - c s
 lie among the others, and each prefix of n - ceil(0.4 * n) + 1 of them holds one. Where
 the tag's words may be all that is shared, a (tag, "tag only") key stands in for a word.
 Keys are hashed with the scope, so one indexed lookup finds candidates of that scope
-only; the rules are then checked on the candidates' text. Stored keys are built for the
-lowest similarity the setting allows, so changing the setting needs no re-indexing.
+only; the rules are then checked on the candidates' text. A lookup reads at most
+``PER_KEY`` holders of a key, the newest, so the rows one write reads are bounded however
+large the store grows; candidates sharing the most of the keys read whole (the rarer
+ones) are checked first. Stored keys are built for the lowest similarity the setting allows,
+so changing the setting needs no re-indexing.
 
 Keys exist only for active, not superseded facts: ``fact_keys_refresh`` is called by
 every write that changes a fact's content, tags, scope or status.
@@ -51,6 +54,7 @@ from facts.search import FACT_KEYS
 from memoryhub.engine.config import memory_config_get
 from memoryhub.engine.db.bulk import rows_by_ids
 from memoryhub.engine.models import MemoryConfig
+from memoryhub.engine.search.keys import Sharing
 from memoryhub.engine.search.readahead import READERS, read_ahead
 from memoryhub.engine.search.text import STOPWORDS, WORD
 
@@ -62,6 +66,14 @@ MIN_SIMILARITY = 0.8
 SAME_SUBJECT_SIMILARITY = 0.4
 # Stored facts checked per new fact: the ones sharing the most keys with it.
 CANDIDATES = 16
+# Holders of one key read per new fact, the newest first: what bounds the rows a write's
+# lookup reads, however large its owner's store grows. The keys held by more facts are
+# the word triples that every fact of one kind shares ("cluster staging behind"); a
+# near-duplicate shares rarer keys too, which are read whole and rank candidates first
+# (see ``KeyIndex.sharing``). On the ingest bench's facts every merge of the unbounded
+# lookup is made at 1,024, at 40,000 and at 100,000 facts (at 512, four of 25,314 are
+# missed at 100,000).
+PER_KEY = 1024
 # What the rules need of a stored fact, as read for ``stored_signature``.
 KEY_FIELDS = (
     "id",
@@ -386,17 +398,25 @@ class DuplicateFinder:
         else:
             keys = query_keys(sig, self.similarity)
             shared = candidate_ids(keys)
-            rows = active_rows([fact_id for fact_id, _ in shared if fact_id not in self._current])
+            rows = active_rows(
+                [fact_id for fact_id, _, _ in shared.owners if fact_id not in self._current]
+            )
         for fact_id, row in rows.items():
             if fact_id not in self._current:
                 self._current[fact_id] = None if row is None else stored_signature(row)
+        # Per candidate: (whole keys shared, keys shared), as ``KeyIndex.sharing`` ranks.
+        whole: Counter[object] = Counter()
         counts: Counter[object] = Counter()
         for key in keys:
-            counts.update(self._pending.get(key, ()))
-        for fact_id, n in shared:
+            refs = self._pending.get(key, ())
+            counts.update(refs)
+            if key not in shared.cut:
+                whole.update(refs)
+        for fact_id, rare, n in shared.owners:
             if self._current.get(fact_id) is not None:
+                whole[fact_id] += rare
                 counts[fact_id] += n
-        for ref, _ in counts.most_common():
+        for ref in sorted(counts, key=lambda ref: (-whole[ref], -counts[ref])):
             if is_near_duplicate(sig, self._current[ref], self.similarity):
                 return ref
         return None
@@ -418,14 +438,15 @@ def merged_tags(kept: Sequence[str], incoming: Sequence[str]) -> list[str]:
     return list(dict.fromkeys([*kept, *incoming]))
 
 
-def candidate_ids(keys: list[int]) -> list[tuple[int, int]]:
-    """(fact id, keys shared) of the stored facts sharing the most of ``keys``."""
+def candidate_ids(keys: list[int]) -> Sharing:
+    """(fact id, whole keys shared, keys shared) of the stored facts sharing the most of
+    ``keys``, and the keys held by too many facts to be read whole."""
     return candidate_ids_many([keys])[0]
 
 
-def candidate_ids_many(key_lists: Sequence[list[int]]) -> list[list[tuple[int, int]]]:
+def candidate_ids_many(key_lists: Sequence[list[int]]) -> list[Sharing]:
     """``candidate_ids`` of each key list, in one statement."""
-    return FACT_KEYS.sharing(key_lists, CANDIDATES)
+    return FACT_KEYS.sharing(key_lists, CANDIDATES, PER_KEY)
 
 
 def active_rows(fact_ids: Iterable[int]) -> dict[int, tuple | None]:
@@ -478,9 +499,9 @@ def _look_up_all(chunks: list[Sequence[Signature]], similarity: float) -> Iterat
     for sigs in chunks:
         key_lists = [query_keys(sig, similarity) for sig in sigs]
         chunk = candidate_ids_many(key_lists)
-        rows = active_rows(i for shared in chunk for i, _ in shared if i not in sent)
+        rows = active_rows(i for shared in chunk for i, _, _ in shared.owners if i not in sent)
         for keys, shared in zip(key_lists, chunk, strict=True):
-            fresh = {i: rows[i] for i, _ in shared if i not in sent}
+            fresh = {i: rows[i] for i, _, _ in shared.owners if i not in sent}
             sent.update(fresh)
             yield keys, shared, fresh
 

@@ -348,8 +348,10 @@ def test_key_lookups_count_each_lookups_shared_keys_through_the_index(owner, rem
         cursor.execute("ANALYZE facts_factkeylist")
     other = remember(owner, "Lunch is served at noon in the atrium")
     lookups = [[*keys, 1, 2], [3], [keys[0]]]
-    assert FACT_KEYS.sharing(lookups, 16) == [[(fact.pk, len(keys))], [], [(fact.pk, 1)]]
-    assert other.pk not in {i for found in FACT_KEYS.sharing(lookups, 16) for i, _ in found}
+    found = FACT_KEYS.sharing(lookups, 16, 4)
+    assert [f.owners for f in found] == [[(fact.pk, len(keys), len(keys))], [], [(fact.pk, 1, 1)]]
+    assert [f.read for f in found] == [len(keys), 0, 1] and not any(f.cut for f in found)
+    assert other.pk not in {i for f in found for i, _, _ in f.owners}
     with connection.cursor() as cursor:
         cursor.execute("SELECT proconfig FROM pg_proc WHERE proname = 'facts_keys_matching'")
         (config,) = cursor.fetchone()
@@ -361,3 +363,75 @@ def test_key_lookups_count_each_lookups_shared_keys_through_the_index(owner, rem
         )
         plan = " ".join(row[0] for row in cursor.fetchall())
     assert config == ["enable_seqscan=off"] and "factkeylist_keys" in plan
+
+
+STAGING = "The staging cluster for {project} uses {tool} and {tool2} behind {proxy}."
+
+
+def _staging(n: int) -> dict:
+    """A fact of the staging kind about subjects of its own: it shares with every other
+    one the keys of the kind's words ("staging cluster behind") and nothing else."""
+    project, tool, tool2 = (f"{letter}{n}" for letter in "PKR")
+    content = STAGING.format(project=project, tool=tool, tool2=tool2, proxy="Envoy")
+    return {"content": content, "tags": [project.lower(), tool.lower(), tool2.lower()]}
+
+
+@pytest.mark.parametrize("write", ["one", "batch"])
+@pytest.mark.django_db(transaction=True)
+def test_a_repeat_merges_into_an_old_fact_however_many_facts_of_its_kind_came_after(
+    owner, monkeypatch, write
+):
+    """A lookup reads only the newest holders of the keys every fact of a kind shares;
+    the repeat of an old fact still finds it through the keys they alone share."""
+    from facts import dedupe
+    from facts.services.create import fact_create
+
+    monkeypatch.setattr(dedupe, "PER_KEY", dedupe.CANDIDATES)
+    actor = Actor(user=owner)
+    old = {
+        "content": "The staging cluster for Echo uses Spark and vLLM behind Nginx.",
+        "tags": ["echo", "spark", "vllm"],
+    }
+    (stored,) = fact_bulk_create(actor=actor, items=[old])
+    # More facts of the kind than are read of a key, or checked: the newest of them share
+    # more keys with the repeat than the old fact does, but none of its rarer ones.
+    fact_bulk_create(actor=actor, items=[_staging(n) for n in range(dedupe.CANDIDATES * 3)])
+    repeat = {
+        "content": "The staging cluster for Echo uses vLLM and React behind Caddy.",
+        "tags": ["echo", "vllm", "react"],
+    }
+    if write == "one":
+        result = fact_create(actor=actor, data=repeat)
+    else:
+        result, _ = fact_bulk_create(actor=actor, items=[repeat, _staging(99)])
+    assert not result.created
+    assert result.fact.pk == stored.fact.pk
+
+
+@pytest.mark.django_db
+def test_a_lookup_reads_no_more_holders_of_a_key_as_the_store_grows(owner, monkeypatch):
+    """Each key looked up gives at most PER_KEY holders, the newest: the rows one write
+    reads stay the same however many facts of its kind are stored."""
+    from facts import dedupe
+    from facts.services.cleaning import fact_input_clean
+    from facts.services.create import signature_of
+    from memoryhub.engine.config import memory_config_get
+    from teams.services import scope_for_new_row
+
+    monkeypatch.setattr(dedupe, "PER_KEY", 4)
+    actor = Actor(user=owner)
+    item = fact_input_clean(data=_staging(500), config=memory_config_get())
+    scope = scope_for_new_row(user=owner, team=None, visibility=item.visibility, project="")
+    keys = query_keys(signature_of(item, scope), MIN_SIMILARITY)
+
+    read, stored = [], 0
+    for size in (40, 160, 480):
+        fact_bulk_create(actor=actor, items=[_staging(n) for n in range(stored, size)])
+        stored = size
+        found = dedupe.candidate_ids(keys)
+        read.append(found.read)
+        assert found.cut  # the kind's keys are held by more facts than are read
+    assert read[1] == read[2] <= 4 * len(keys)
+    # Unbounded, the same lookup would read a row for every fact of the kind.
+    monkeypatch.setattr(dedupe, "PER_KEY", 10**6)
+    assert dedupe.candidate_ids(keys).read > 480

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import connection
 
@@ -28,6 +28,15 @@ CHUNK = 2000
 
 def _lists(cursor=None) -> bool:
     return (cursor.db if cursor is not None else connection).vendor == "postgresql"
+
+
+@dataclass
+class Sharing:
+    """What one lookup of ``KeyIndex.sharing`` found."""
+
+    owners: list[tuple[int, int, int]] = field(default_factory=list)
+    cut: set[int] = field(default_factory=set)  # keys held by more owners than were read
+    read: int = 0  # (key, owner) entries read and counted
 
 
 @dataclass(frozen=True)
@@ -98,42 +107,95 @@ class KeyIndex:
             found.setdefault(owner_id, set()).add(key)
         return found
 
-    def sharing(self, key_lists: Sequence[Sequence[int]], best: int) -> list[list[tuple]]:
-        """For each list of keys, the ``best`` owners sharing the most of them, most
-        first, then the newest (highest id): (owner id, keys shared). One statement for
-        all the lists."""
-        found: list[list[tuple[int, int]]] = [[] for _ in key_lists]
+    def sharing(self, key_lists: Sequence[Sequence[int]], best: int, per_key: int) -> list[Sharing]:
+        """For each list of keys, the ``best`` owners sharing the most of them: (owner
+        id, whole keys shared, keys shared), the most whole keys first, then the most
+        keys, then the newest (highest id). One statement for all the lists.
+
+        A key held by more than ``per_key`` owners gives only its newest ``per_key`` and
+        is *cut* (named in ``Sharing.cut``); the others are *whole*. So a lookup reads at
+        most ``per_key`` owners per key however many hold it, and an older owner found
+        through a rare key is not pushed out of the best by newer ones found through
+        keys that every fact of a kind shares."""
+        found = [Sharing() for _ in key_lists]
         pairs = [(n, key) for n, keys in enumerate(key_lists) for key in dict.fromkeys(keys)]
         if not pairs:
             return found
         if _lists():
-            # Counted and cut by the server, which sends back only what is kept.
-            with binary_cursor() as cursor:
-                cursor.execute(
-                    "SELECT n, owner, shared FROM ("
-                    " SELECT m.n, m.owner, count(*) AS shared, row_number() OVER ("
-                    "  PARTITION BY m.n ORDER BY count(*) DESC, m.owner DESC) AS place"
-                    f" FROM {self.matching_function}(%b::int[], %b::bigint[]) AS m(n, owner)"
-                    " GROUP BY m.n, m.owner) AS ranked "
-                    "WHERE place <= %b ORDER BY n, place",
-                    [[n for n, _ in pairs], [key for _, key in pairs], best],
-                )
-                rows = cursor.fetchall()
-            for n, owner_id, shared in rows:
-                found[n].append((owner_id, shared))
+            self._sharing_lists(pairs, best, per_key, found)
             return found
+        owner, table = self.owner_column, self.rows_table
+        rare: list[Counter[int]] = [Counter() for _ in key_lists]
+        every: list[Counter[int]] = [Counter() for _ in key_lists]
         with connection.cursor() as cursor:
-            # Each list's matching owners come back joined into one text value.
+            # Per key, its newest holders and one more (which tells a cut key), read
+            # from the end of its run in the (key, owner) index and joined into one text.
             cursor.execute(
                 f"WITH q(n, key) AS (VALUES {', '.join(['(%s, %s)'] * len(pairs))}) "
-                f"SELECT q.n, group_concat(k.{self.owner_column}) FROM q "
-                f"JOIN {self.rows_table} k ON k.key = q.key GROUP BY q.n",
-                [value for pair in pairs for value in pair],
+                f"SELECT q.n, q.key, (SELECT group_concat({owner}) FROM ("
+                f" SELECT i.{owner} FROM {table} i WHERE i.key = q.key"
+                f" ORDER BY i.{owner} DESC LIMIT %s)) FROM q",
+                [*(value for pair in pairs for value in pair), per_key + 1],
             )
-            for n, ids in cursor.fetchall():
-                counts = Counter(map(int, ids.split(",")))
-                found[n] = sorted(counts.items(), key=lambda c: (-c[1], -c[0]))[:best]
+            for n, key, ids in cursor.fetchall():
+                if ids is None:
+                    continue
+                holders = list(map(int, ids.split(",")))
+                if len(holders) > per_key:
+                    holders.remove(min(holders))
+                    found[n].cut.add(key)
+                else:
+                    rare[n].update(holders)
+                found[n].read += len(holders)
+                every[n].update(holders)
+        for n, counts in enumerate(every):
+            ranked = sorted(counts, key=lambda o, n=n: (-rare[n][o], -counts[o], -o))[:best]
+            found[n].owners = [(o, rare[n][o], counts[o]) for o in ranked]
         return found
+
+    def _sharing_lists(
+        self, pairs: list[tuple[int, int]], best: int, per_key: int, found: list[Sharing]
+    ) -> None:
+        """``sharing`` on PostgreSQL: each key is a lookup of its own, so that its
+        owners can be counted and cut on the server, which sends back only what is
+        kept, and the keys it cut."""
+        with binary_cursor() as cursor:
+            cursor.execute(
+                "WITH m AS MATERIALIZED ("
+                " SELECT m.lookup AS p, m.owner, count(*) OVER (PARTITION BY m.lookup) AS holders,"
+                "  row_number() OVER (PARTITION BY m.lookup ORDER BY m.owner DESC) AS place"
+                f" FROM {self.matching_function}(%b::int[], %b::bigint[]) AS m(lookup, owner)), "
+                "q AS (SELECT p::int - 1 AS p, n"
+                " FROM unnest(%b::int[]) WITH ORDINALITY AS u(n, p)), "
+                "kept AS (SELECT q.n, m.owner, m.holders <= %b AS whole"
+                " FROM m JOIN q ON q.p = m.p WHERE m.place <= %b) "
+                "SELECT n, owner, rare, shared FROM ("
+                " SELECT n, owner, count(*) FILTER (WHERE whole) AS rare, count(*) AS shared,"
+                "  row_number() OVER (PARTITION BY n ORDER BY count(*) FILTER (WHERE whole) DESC,"
+                "   count(*) DESC, owner DESC) AS place"
+                " FROM kept GROUP BY n, owner) AS ranked WHERE place <= %b "
+                "UNION ALL SELECT -1, p, 0, 0 FROM m WHERE place = 1 AND holders > %b "
+                "UNION ALL SELECT -2, n, count(*), 0 FROM kept GROUP BY n "
+                "ORDER BY 1, 3 DESC, 4 DESC, 2 DESC",
+                [
+                    list(range(len(pairs))),
+                    [key for _, key in pairs],
+                    [n for n, _ in pairs],
+                    per_key,
+                    per_key,
+                    best,
+                    per_key,
+                ],
+            )
+            rows = cursor.fetchall()
+        for n, owner_id, rare, shared in rows:
+            if n == -2:
+                found[owner_id].read = rare
+            elif n == -1:
+                n, key = pairs[owner_id]
+                found[n].cut.add(key)
+            else:
+                found[n].owners.append((owner_id, rare, shared))
 
     def into_lists(self, cursor) -> None:
         """PostgreSQL: move keys stored a row per key (as copied from SQLite) into the
