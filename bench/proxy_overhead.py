@@ -277,13 +277,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             [f["content"] for f in pool], args.vector_cache or data_dir / "vectors"
         )
         store = Store(user=user, pool=pool, vectors=vectors, seed=args.seed)
-        questions = FactGenerator(seed=args.seed + 1).questions(4 * (args.calls + 2 * WARMUP))
         print(
             f"\nchat endpoint overhead at {revision()}, {machine_note()}; {args.calls} calls "
             f"per row, {args.events} events per answer"
         )
         rows: list[list[object]] = []
-        for size in sizes:
+        for position, size in enumerate(sizes):
+            # Questions of its own at each size: one asked before (recall alone at an
+            # earlier size) would find its words' pages cached.
+            questions = FactGenerator(seed=args.seed + 1 + position).questions(
+                4 * (args.calls + 2 * WARMUP)
+            )
             seconds = store.fill_to(size)
             print(f"filled to {size:,} facts in {seconds:.1f} s", flush=True)
             rows += measure(
