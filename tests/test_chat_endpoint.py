@@ -89,6 +89,12 @@ def upstream() -> Iterator[Upstream]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def setup(self) -> None:
+            super().setup()
+            # Each write is sent as made, as a model server sends its tokens (without,
+            # a small write waits on the peer's delayed acknowledgement, ~40 ms).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def handle(self) -> None:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError, TimeoutError):
                 super().handle()
