@@ -1,7 +1,8 @@
 """Keep a few long-running processes up: a process that exits is started again after a
 pause that doubles with each quick failure, and only ``stop()`` ends them all.
 
-Used by ``manage.py runall`` for the web server, the Celery worker and celery beat.
+Used by ``manage.py runall`` for the web server, the chat endpoint and the Celery worker
+(with celery beat inside it).
 """
 
 from __future__ import annotations
