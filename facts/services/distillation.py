@@ -169,6 +169,21 @@ def facts_distill(
     return run.result()
 
 
+def _scope_texts(scope: DistillScope) -> tuple[dict[int, str], dict[int, str]]:
+    """(id -> content) of the scope's new facts, oldest first and at most
+    ``DISTILL_MAX_SOURCES``, and of its summaries. The summaries are read with the new
+    facts and folded into the new summaries, so a scope holds at most
+    ``DISTILL_MAX_SUMMARIES`` at any time."""
+    sources = dict(
+        scope.facts()
+        .filter(layer=1, distilled=False)
+        .order_by("created_at", "pk")
+        .values_list("pk", "content")[:DISTILL_MAX_SOURCES]
+    )
+    earlier = dict(scope.facts().filter(layer=2).order_by("pk").values_list("pk", "content"))
+    return sources, earlier
+
+
 def _distill_plan(*, provider: Any, scope: DistillScope) -> DistillPlan:
     """Ask the model about one scope: its summaries of the scope's new facts, then the
     profile of the scope's summaries with the new ones. Outside any transaction."""
@@ -177,15 +192,7 @@ def _distill_plan(*, provider: Any, scope: DistillScope) -> DistillPlan:
 
     if provider.provider_id == OFFLINE:
         return _offline_plan(provider=provider, scope=scope)
-    sources = dict(
-        scope.facts()
-        .filter(layer=1, distilled=False)
-        .order_by("created_at", "pk")
-        .values_list("pk", "content")[:DISTILL_MAX_SOURCES]
-    )
-    # The scope's summaries are read with its new facts and folded into the new
-    # summaries, so a scope holds at most DISTILL_MAX_SUMMARIES at any time.
-    earlier = dict(scope.facts().filter(layer=2).order_by("pk").values_list("pk", "content"))
+    sources, earlier = _scope_texts(scope)
     answer = provider.summarize(
         [SourceText(id=pk, text=text) for pk, text in (earlier | sources).items()],
         max_summaries=DISTILL_MAX_SUMMARIES,
@@ -215,13 +222,7 @@ def _offline_plan(*, provider: Any, scope: DistillScope) -> DistillPlan:
     from memoryhub.engine.llm import SourceText
 
     config = memory_config_get()
-    sources = dict(
-        scope.facts()
-        .filter(layer=1, distilled=False)
-        .order_by("created_at", "pk")
-        .values_list("pk", "content")[:DISTILL_MAX_SOURCES]
-    )
-    earlier = dict(scope.facts().filter(layer=2).order_by("pk").values_list("pk", "content"))
+    sources, earlier = _scope_texts(scope)
     links = derived_links(children=set(earlier))
     facts = (
         scope.facts()
