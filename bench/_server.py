@@ -79,6 +79,27 @@ def gunicorn_server(
             raise
 
 
+@contextlib.contextmanager
+def runall_stack(
+    env: dict[str, str], log_path: Path, *, cwd: Path = REPO_ROOT
+) -> Iterator[subprocess.Popen]:
+    """``manage.py runall`` of the checkout at ``cwd`` (web, chat endpoint, worker), as
+    ``make run`` starts it, logging to ``log_path``; stopped with its children on exit."""
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(
+            [sys.executable, "manage.py", "runall"],
+            cwd=cwd,
+            env=env,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+        try:
+            yield server
+        finally:
+            stop_process_group(server)
+
+
 def stop_process_group(process: subprocess.Popen) -> None:
     """Stop a process started in its own session, with its children."""
     if process.poll() is None:

@@ -55,7 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._env import REPO_ROOT, bench_env, machine_note, revision, temp_data_dir
 from bench._facts import FactGenerator
-from bench._server import free_port, stop_process_group
+from bench._server import free_port, runall_stack
 from bench._tables import Timing, print_table
 
 WRITE_SHARE = 0.6
@@ -212,15 +212,7 @@ def measure(
         manage("collectstatic", "--noinput", "-v", "0")
         manage("ensure_admin")
         token = json.loads(_in_tree(tree, env, "-c", _MAKE_TOKEN).strip().splitlines()[-1])
-        with open(data_dir / "runall.log", "wb") as log:
-            server = subprocess.Popen(
-                [sys.executable, "manage.py", "runall"],
-                cwd=tree,
-                env=env,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-            )
+        with runall_stack(env, data_dir / "runall.log", cwd=tree) as server:
             try:
                 base = f"http://127.0.0.1:{port}"
                 _wait_for_stack(server, base, chat_port)
@@ -232,8 +224,6 @@ def measure(
                 tail = (data_dir / "runall.log").read_text(errors="replace").splitlines()[-40:]
                 print("\n".join(["--- runall log, last lines ---", *tail]), file=sys.stderr)
                 raise
-            finally:
-                stop_process_group(server)
     return run
 
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._env import REPO_ROOT, bench_env, django_setup, machine_note, revision, temp_data_dir
 from bench._facts import FactGenerator
-from bench._server import free_port, stop_process_group
+from bench._server import free_port, runall_stack
 from bench._tables import Timing, print_table
 
 WRITE_SHARE = 0.6
@@ -127,22 +127,11 @@ def run_one(args: argparse.Namespace, queue: str) -> dict:
         env = bench_env(data_dir, MEMORYHUB_PORT=str(port), LOG_LEVEL="WARNING", **extra)
         django_setup(env)
         tokens = _agent_tokens(args.agents)
-        with open(data_dir / "runall.log", "wb") as log:
-            server = subprocess.Popen(
-                [sys.executable, "manage.py", "runall"],
-                cwd=REPO_ROOT,
-                env=env,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-            )
-            try:
-                base = f"http://127.0.0.1:{port}"
-                _wait_for(base, server)
-                outcome = _drive(base, tokens, args)
-                outcome.update(_check_and_drain(outcome.pop("written")))
-            finally:
-                stop_process_group(server)
+        with runall_stack(env, data_dir / "runall.log") as server:
+            base = f"http://127.0.0.1:{port}"
+            _wait_for(base, server)
+            outcome = _drive(base, tokens, args)
+            outcome.update(_check_and_drain(outcome.pop("written")))
         if queue == "redis":
             _redis_flush(args.redis_url)
         return outcome
