@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, Min, OuterRef, Q
 from django.utils import timezone
 
 from memoryhub.engine.errors import Forbidden, InvalidInput, NotFound
@@ -417,46 +417,37 @@ def _names_standing(
         for thing in found:
             if thing.opener:
                 wanted.setdefault(facts[pk]["owner_id"], set()).update(_deciding(thing))
-    # What the writer's other facts name, with the scope of each (who may read it).
+    # What the writer's other facts name, with the scope of each (who may read it) and
+    # one fact of that scope writing it (the first), whose version a decision records.
     elsewhere: dict[str, list[dict[str, Any]]] = {}
-    readable_of: dict[int, Any] = {}
     for owner_id, keys in wanted.items():
-        readable = readable_of[owner_id] = Fact.objects.recallable().filter(
+        readable = Fact.objects.recallable().filter(
             pk=OuterRef("fact_id"), owner_id=owner_id, layer=RAW_LAYER
         )
         # A name another fact decided is no evidence: it stands only while that does.
-        rows = (
+        rows = list(
             Mention.objects.filter(raw_key__in=keys, evidence_version__isnull=True)
             .filter(Exists(readable))
             .exclude(fact_id__in=list(facts))
             .values("raw_key", "fact__visibility", "fact__team_id", "fact__fleet")
-            .distinct()
+            .annotate(first=Min("fact_id"))
+            .order_by()
+        )
+        versions = dict(
+            Fact.objects.filter(pk__in={row["first"] for row in rows}).values_list(
+                "pk", "updated_at"
+            )
         )
         for row in rows:
             elsewhere.setdefault(row["raw_key"], []).append(
                 {
+                    "owner_id": owner_id,
                     "visibility": row["fact__visibility"],
                     "team_id": row["fact__team_id"],
                     "fleet": row["fact__fleet"],
+                    "evidence": (row["first"], versions.get(row["first"])),
                 }
             )
-
-    def one_writing(key: str, owner_id: int, scope: dict[str, Any]) -> Evidence:
-        # A fact of that scope that writes ``key`` as a name, and its version.
-        found = (
-            Mention.objects.filter(raw_key=key, evidence_version__isnull=True)
-            .filter(Exists(readable_of[owner_id]))
-            .exclude(fact_id__in=list(facts))
-            .filter(
-                fact__visibility=scope["visibility"],
-                fact__team_id=scope["team_id"],
-                fact__fleet=scope["fleet"],
-            )
-            .order_by("fact_id")
-            .values_list("fact_id", "fact__updated_at")
-            .first()
-        )
-        return found if found is not None else OWN
 
     def name_evidence(key: str, pk: int) -> Evidence | None:
         # Whether ``key`` is written as a name where it may decide for fact ``pk``
@@ -470,8 +461,8 @@ def _names_standing(
                 other = keys[key]
                 return other, facts[other]["updated_at"]
         for scope in elsewhere.get(key, ()):
-            if _reads_with(scope, fact):
-                return one_writing(key, fact["owner_id"], scope)
+            if scope["owner_id"] == fact["owner_id"] and _reads_with(scope, fact):
+                return scope["evidence"]
         return None
 
     def decided(thing: NamedThing, pk: int) -> tuple[NamedThing | None, Evidence]:
