@@ -36,7 +36,13 @@ from memoryhub.engine.search import (
     search_query_clean,
 )
 from memoryhub.engine.search.text import holds_words, words
-from memoryhub.engine.search.topic import topic_linked, topic_match, topic_read, topic_refine
+from memoryhub.engine.search.topic import (
+    holds_phrase,
+    topic_linked,
+    topic_match,
+    topic_read,
+    topic_refine,
+)
 from teams.services import TEAM_NAME_MAX
 
 SORTS = {
@@ -725,7 +731,7 @@ def _forget_linked(
             pk
             for pk, content, tags in rows
             if tag in {t.lower() for t in tags or []}
-            or ("-" in tag and _holds_words_in_order(words(content), said))
+            or ("-" in tag and holds_phrase(words(content), said))
         ]
         if len(under) > FORGET_FILED_MAX_FACTS:
             continue
@@ -742,11 +748,6 @@ def _forget_linked(
         )
         for pk, fact in facts.items()
     ]
-
-
-def _holds_words_in_order(said: list[str], phrase: tuple[str, ...]) -> bool:
-    n = len(phrase)
-    return any(tuple(said[i : i + n]) == phrase for i in range(len(said) - n + 1))
 
 
 def learning_as_dict(fact: Fact) -> dict[str, Any]:

@@ -246,7 +246,7 @@ def _shorts(phrase: tuple[str, ...], texts: list[str], runs: set) -> tuple[tuple
     for word in phrase:
         if word in STOPWORDS or word in FRAMING or len(word) < 3:
             continue
-        if any(word in run and not _holds_phrase(list(phrase), run) for run in runs):
+        if any(word in run and not holds_phrase(list(phrase), run) for run in runs):
             continue  # "Dana" of "Dana Kowalski" also begins "Dana Whitfield"
         if any(re.search(rf"\b{re.escape(word)}\b", text) for text in texts):
             continue
@@ -294,7 +294,7 @@ def _shared(phrase: tuple[str, ...], runs: set) -> str:
     first = phrase[0]
     if len(phrase) < 2 or first in STOPWORDS or first in FRAMING or len(first) < 3:
         return ""
-    others = (run for run in runs if run[0] == first and not _holds_phrase(list(phrase), run))
+    others = (run for run in runs if run[0] == first and not holds_phrase(list(phrase), run))
     return first if any(len(run) > 1 for run in others) else ""
 
 
@@ -302,7 +302,7 @@ def _roles_of(phrase: tuple[str, ...], definitions: dict) -> tuple[tuple[str, ..
     """The roles given ``phrase`` (or a longer name it begins or ends) and no one else."""
     roles = []
     for role, names in definitions.items():
-        own = {n for n in names if _holds_phrase(list(n), phrase)}
+        own = {n for n in names if holds_phrase(list(n), phrase)}
         if own and len(names) == len(own) == 1:
             roles.append(role)
     return tuple(roles)
@@ -338,7 +338,7 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
         if len(given) == 1:
             full = next(iter(given))
             # "my neighbour Marco": the name the topic gives is told apart below.
-            if not any(_holds_phrase(list(full), n) for n in names):
+            if not any(holds_phrase(list(full), n) for n in names):
                 names.append(full)
                 terms.remove(term)
     runs = _runs(texts)
@@ -403,7 +403,8 @@ def topic_refine(topic: Topic, texts: list[str]) -> Topic:
     return replace(topic, names=tuple(resolved), terms=tuple(terms))
 
 
-def _holds_phrase(haystack: list[str], phrase: tuple[str, ...]) -> bool:
+def holds_phrase(haystack: list[str], phrase: tuple[str, ...]) -> bool:
+    """Whether the words ``haystack`` hold the words ``phrase`` in a row."""
     n = len(phrase)
     return any(tuple(haystack[i : i + n]) == phrase for i in range(len(haystack) - n + 1))
 
@@ -427,7 +428,7 @@ def _same_root(a: str, b: str) -> bool:
 
 def _holds_term(said: list[str], term: tuple[str, ...]) -> bool:
     if len(term) > 1:
-        return _holds_phrase(said, term)
+        return holds_phrase(said, term)
     return stem(term[0]) in {stem(w) for w in said} or any(_same_root(term[0], w) for w in said)
 
 
